@@ -1,0 +1,74 @@
+"""The whole aimem error tree, split by whose fault a failure is.
+
+```
+AimemError
+├── ValidationError (also ValueError)    bad input from the caller: fix the call
+├── NotFoundError   (also KeyError)      no memory with that id in this namespace
+├── ConflictError                        stale expected_version, reused idempotency key
+├── JudgeError                           the LLM failed after retries or kept answering badly
+└── StorageError                         the database could not be read or written
+```
+
+Every message says what to do next. Nothing in aimem returns ``[]`` or a default
+score to hide one of these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "AimemError",
+    "ConflictError",
+    "JudgeError",
+    "NotFoundError",
+    "StorageError",
+    "ValidationError",
+]
+
+
+class AimemError(Exception):
+    """Base class of every error aimem raises on purpose."""
+
+
+class ValidationError(AimemError, ValueError):
+    """The caller passed something aimem refuses to store (empty, too large, wrong type)."""
+
+
+class NotFoundError(AimemError, KeyError):
+    """No memory with the given id exists in the store's namespace."""
+
+    def __str__(self) -> str:
+        # KeyError.__str__ would wrap the message in quotes.
+        return str(self.args[0]) if self.args else ""
+
+
+class ConflictError(AimemError):
+    """The stored record changed since the caller read it, or a key was reused."""
+
+
+class StorageError(AimemError):
+    """The database failed in a way a retry did not fix."""
+
+
+class JudgeError(AimemError):
+    """The judge could not produce a valid interpretation.
+
+    Attributes:
+        attempts: how many requests were sent before giving up.
+        last_raw: the last raw reply text from the model, if one arrived.
+        errors: one line per failed attempt, oldest first.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        attempts: int = 0,
+        last_raw: str | None = None,
+        errors: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.last_raw = last_raw
+        self.errors = list(errors)

@@ -1,0 +1,164 @@
+"""Data shapes: what a judge returns, the public ``Memory`` record and the result types.
+
+These are plain pydantic models with no database in them; ``store.py`` owns the
+table and converts rows into these, so callers never hold a live ORM object.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from .scoring import COMPONENT_MAX, priority_from
+
+__all__ = [
+    "Interpretation",
+    "Memory",
+    "PruneReport",
+    "ScoreSource",
+    "SearchHit",
+    "Stats",
+    "Usage",
+]
+
+ScoreSource = Literal["llm", "heuristic", "client", "pending", "custom"] | str
+
+_Component = Field(ge=0.0, le=COMPONENT_MAX, allow_inf_nan=False)
+
+
+class Usage(BaseModel):
+    """What one interpretation cost: recorded with the memory it produced."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    #: Requests sent for this interpretation beyond the first (transport retries and re-asks).
+    retries: int = 0
+
+
+class Interpretation(BaseModel):
+    """A judge's reading of one piece of content.
+
+    ``priority_score`` is derived from the four components and cannot be passed in.
+
+    Example:
+        >>> i = Interpretation(interpreted_content="Prefers Rust", emotional_impact=0.0,
+        ...                    user_relevance=0.2, novelty=0.1, utility=0.2, rationale="a preference")
+        >>> i.priority_score
+        0.5
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    interpreted_content: str = Field(min_length=1)
+    emotional_impact: float = _Component
+    user_relevance: float = _Component
+    novelty: float = _Component
+    utility: float = _Component
+    rationale: str = ""
+    #: Model and prompt that produced this; None for judges without either.
+    model: str | None = None
+    prompt_version: str | None = None
+    usage: Usage | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def priority_score(self) -> float:
+        """Sum of the four components, in [0, 1]."""
+        return priority_from(
+            self.emotional_impact, self.user_relevance, self.novelty, self.utility
+        )
+
+
+class Memory(BaseModel):
+    """One stored memory, as callers see it (a detached snapshot, not a live row)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    namespace: str
+    content: str
+    interpreted_content: str
+    emotional_impact: float | None
+    user_relevance: float | None
+    novelty: float | None
+    utility: float | None
+    priority_score: float | None
+    rationale: str
+    user_context: str | None
+    score_source: str
+    model: str | None
+    prompt_version: str | None
+    created_at: datetime
+    updated_at: datetime
+    last_accessed_at: datetime
+    access_count: int
+    pinned: bool
+    version: int
+    archived_at: datetime | None
+    archive_reason: str | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    judge_latency_ms: float = 0.0
+    judge_retries: int = 0
+
+    @property
+    def archived(self) -> bool:
+        """True once the capacity manager (or compress) has forgotten this memory."""
+        return self.archived_at is not None
+
+    @property
+    def pending(self) -> bool:
+        """True while the memory waits for a judge (no scores yet)."""
+        return self.priority_score is None
+
+
+class SearchHit(BaseModel):
+    """One search result: the memory, its final score and, on request, why it ranked there."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory: Memory
+    score: float
+    explanation: dict[str, float] | None = None
+
+
+class PruneReport(BaseModel):
+    """What a capacity run archived (or, with ``dry_run``, would archive), and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    archived: list[Memory]
+    dry_run: bool = False
+    max_memories: int
+    min_priority_score: float
+    #: Active, capped memories after the run (before it, for a dry run).
+    active_after: int
+
+    @property
+    def reasons(self) -> dict[str, str]:
+        """Map of memory id -> archive reason."""
+        return {m.id: m.archive_reason or "" for m in self.archived}
+
+
+class Stats(BaseModel):
+    """Counts and totals for one namespace."""
+
+    model_config = ConfigDict(frozen=True)
+
+    namespace: str
+    count: int
+    archived: int
+    pending: int
+    pinned: int
+    total: int
+    mean_priority: float | None
+    prompt_tokens: int
+    completion_tokens: int
+    max_memories: int
+    min_priority_score: float
