@@ -1,0 +1,56 @@
+"""aimem: long-term memory for AI agents that interprets, prioritises and forgets.
+
+Example:
+    >>> import aimem
+    >>> store = aimem.MemoryStore("sqlite:///agent.db")   # doctest: +SKIP
+    >>> store.save("User prefers Rust for systems work")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .exceptions import (
+    AimemError,
+    ConflictError,
+    JudgeError,
+    NotFoundError,
+    StorageError,
+    ValidationError,
+)
+from .heuristic import HeuristicJudge
+from .judge import OpenAIJudge
+from .memory import AsyncMemoryStore, MemoryStore
+from .models import Interpretation, Memory, PruneReport, SearchHit, Stats, Usage
+from .protocols import Judge
+from .settings import Settings
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AimemError",
+    "AsyncMemoryStore",
+    "ConflictError",
+    "HeuristicJudge",
+    "Interpretation",
+    "Judge",
+    "JudgeError",
+    "Memory",
+    "MemoryStore",
+    "NotFoundError",
+    "OpenAIJudge",
+    "PruneReport",
+    "SearchHit",
+    "Settings",
+    "Stats",
+    "StorageError",
+    "Usage",
+    "ValidationError",
+    "__version__",
+    "open",
+]
+
+
+def open(database_url: str | None = None, **kwargs: Any) -> MemoryStore:  # noqa: A001
+    """Shortcut for ``aimem.MemoryStore(database_url, **kwargs)``."""
+    return MemoryStore(database_url, **kwargs)

@@ -1,0 +1,550 @@
+"""The facades users hold: ``AsyncMemoryStore`` (the one implementation) and ``MemoryStore``.
+
+A save flows: validate -> exact-duplicate check (no LLM call) -> related memories ->
+judge (one LLM call, outside any transaction) -> one transaction that inserts, logs
+history and runs the capacity manager. ``MemoryStore`` only forwards each call to the
+async twin on aimem's background loop, so both share every decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any, ParamSpec, TypeVar
+
+from .capacity import CapacityPolicy
+from .exceptions import AimemError, JudgeError, ValidationError
+from .models import Interpretation, Memory, PruneReport, SearchHit, Stats
+from .protocols import Judge, judge_source
+from .ranking import rank_keyword_hits
+from .render import render_context
+from .settings import Settings, default_database_url
+from .store import Database, NewMemory, Order, content_hash
+from .sync import run_sync
+from .validation import (
+    check_content,
+    check_contents,
+    check_limit,
+    check_memory_id,
+    check_min_score,
+    check_namespace,
+    check_user_context,
+)
+
+__all__ = ["ArchiveCallback", "AsyncMemoryStore", "MemoryStore"]
+
+log = logging.getLogger("aimem")
+
+ArchiveCallback = Callable[[list[Memory]], object]
+P = ParamSpec("P")
+T = TypeVar("T")
+
+_warned_heuristic = False
+
+
+def _default_judge(settings: Settings) -> Judge:
+    """OpenAIJudge when an API key or base URL is configured, else the offline heuristic."""
+    global _warned_heuristic
+    if settings.openai_api_key is not None or settings.openai_base_url:
+        from .judge import OpenAIJudge
+
+        return OpenAIJudge(
+            model=settings.model,
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            timeout=settings.judge_timeout,
+            max_attempts=settings.judge_max_attempts,
+        )
+    from .heuristic import HeuristicJudge
+
+    if not _warned_heuristic:
+        _warned_heuristic = True
+        log.warning(
+            "aimem: no OPENAI_API_KEY or OPENAI_BASE_URL configured, so memories are judged "
+            "offline by the built-in HeuristicJudge. Set one of them to use an LLM judge."
+        )
+    return HeuristicJudge()
+
+
+class AsyncMemoryStore:
+    """Long-term memory that interprets, scores and forgets (async API).
+
+    Example:
+        >>> import aimem, asyncio, tempfile, os
+        >>> async def main(path):
+        ...     async with aimem.AsyncMemoryStore(f"sqlite:///{path}",
+        ...                                       judge=aimem.HeuristicJudge()) as store:
+        ...         memory = await store.save("I am allergic to penicillin.")
+        ...         return memory.priority_score > 0.3
+        >>> asyncio.run(main(os.path.join(tempfile.mkdtemp(), "a.db")))
+        True
+    """
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        judge: Judge | None = None,
+        embedder: object | None = None,
+        settings: Settings | None = None,
+        namespace: str = "default",
+        on_archive: ArchiveCallback | None = None,
+        **overrides: Any,
+    ) -> None:
+        if embedder is not None:
+            raise ValidationError(
+                "Semantic search is not available in this version of aimem: pass embedder=None "
+                "(keyword search works without one)"
+            )
+        if database_url is not None:
+            overrides["database_url"] = database_url
+        # An explicit Settings object replaces env and file; keyword overrides still win.
+        self.settings = (
+            settings.with_overrides(**overrides) if settings else Settings.load(overrides)
+        )
+        self.namespace = check_namespace(namespace)
+        self.judge: Judge = judge if judge is not None else _default_judge(self.settings)
+        if not hasattr(self.judge, "interpret"):
+            raise ValidationError("judge must have an async interpret(content, ...) method")
+        self._owns_judge = judge is None
+        self._on_archive = on_archive
+        self._db = Database(self.settings.database_url or default_database_url())
+        self._closed = False
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    @property
+    def policy(self) -> CapacityPolicy:
+        """The capacity settings in force."""
+        s = self.settings
+        return CapacityPolicy(s.max_memories, s.min_priority_score, s.auto_prune)
+
+    @property
+    def database_url(self) -> str:
+        """Where this store keeps its memories."""
+        return self._db.url
+
+    async def aclose(self) -> None:
+        """Close the database and any judge client this store created."""
+        if self._closed:
+            return
+        self._closed = True
+        closer = getattr(self.judge, "aclose", None) if self._owns_judge else None
+        if closer is not None:
+            await closer()
+        self._db.close()
+
+    async def __aenter__(self) -> AsyncMemoryStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _db_call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        if self._closed:
+            raise AimemError("This memory store is closed: open a new one")
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    # -- judging --------------------------------------------------------------------
+
+    async def _judge(self, content: str, user_context: str | None) -> NewMemory:
+        """Interpret one content, outside any transaction."""
+        if not self.settings.interpretation_enabled:
+            from .heuristic import HeuristicJudge
+
+            heuristic = HeuristicJudge()
+            scored = heuristic.score(content, user_context=user_context)
+            interp = scored.model_copy(update={"interpreted_content": content})
+            return NewMemory(content, interp, judge_source(heuristic), user_context)
+        related = await self._db_call(
+            self._db.related, self.namespace, content, self.settings.related_limit
+        )
+        try:
+            interp = await self.judge.interpret(content, user_context=user_context, related=related)
+        except AimemError:
+            raise
+        except Exception as exc:
+            raise JudgeError(f"The judge failed: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(interp, Interpretation):
+            raise JudgeError(
+                f"The judge returned {type(interp).__name__}, not aimem.Interpretation"
+            )
+        return NewMemory(content, interp, judge_source(self.judge), user_context)
+
+    async def _judge_all(self, contents: Sequence[str], user_context: str | None) -> list[NewMemory]:
+        limit = asyncio.Semaphore(self.settings.judge_concurrency)
+
+        async def one(content: str) -> NewMemory:
+            async with limit:
+                return await self._judge(content, user_context)
+
+        return list(await asyncio.gather(*(one(c) for c in contents)))
+
+    def _report(self, archived: list[Memory]) -> None:
+        """Tell the caller what was forgotten: a log line and the on_archive callback."""
+        if not archived:
+            return
+        for m in archived:
+            log.info(
+                "aimem archived %s (priority %s, %s) in namespace %s",
+                m.id, m.priority_score, m.archive_reason, m.namespace,
+            )
+        if self._on_archive is not None:
+            try:
+                self._on_archive(archived)
+            except Exception:  # the save is committed; a failing callback must not undo that
+                log.exception("aimem: on_archive callback raised")
+
+    # -- saving ---------------------------------------------------------------------
+
+    async def save(self, content: str, *, user_context: str | None = None) -> Memory:
+        """Interpret, score and store ``content``; may archive the least important memories.
+
+        An exact duplicate of an active memory makes no LLM call: the existing memory is
+        returned, reinforced.
+
+        Raises:
+            ValidationError: empty, non-string or oversized content, or a bad user_context.
+            JudgeError: the judge failed; nothing was written.
+        """
+        content = check_content(content, self.settings.max_content_chars)
+        user_context = check_user_context(user_context)
+        existing = await self._db_call(
+            self._db.find_active_duplicate, self.namespace, content_hash(content)
+        )
+        if existing is not None:
+            return existing
+        item = await self._judge(content, user_context)
+        [memory], archived = await self._db_call(
+            self._db.insert, self.namespace, [item], self.policy
+        )
+        self._report(archived)
+        return memory
+
+    async def save_many(
+        self, contents: Sequence[str], *, user_context: str | None = None
+    ) -> list[Memory]:
+        """Save several contents: judged concurrently, written in one transaction, input order kept.
+
+        All inputs are validated before any judging; if any judgement fails, nothing is written.
+        """
+        contents = check_contents(contents, self.settings.max_content_chars)
+        user_context = check_user_context(user_context)
+        unique = list(dict.fromkeys(contents))
+        known: dict[str, Memory] = {}
+        for content in unique:
+            found = await self._db_call(
+                self._db.find_active_duplicate, self.namespace, content_hash(content)
+            )
+            if found is not None:
+                known[content] = found
+        items = await self._judge_all([c for c in unique if c not in known], user_context)
+        memories, archived = await self._db_call(
+            self._db.insert, self.namespace, items, self.policy
+        )
+        saved = {m.content: m for m in memories} | known
+        self._report(archived)
+        return [saved[c] for c in contents]
+
+    async def update(
+        self, memory_id: str, content: str, *, user_context: str | None = None
+    ) -> Memory:
+        """Replace a memory's content and re-interpret it (one LLM call); version rises by one."""
+        memory_id = check_memory_id(memory_id)
+        content = check_content(content, self.settings.max_content_chars)
+        user_context = check_user_context(user_context)
+        current = await self.get(memory_id)
+        item = await self._judge(content, user_context or current.user_context)
+        memory, archived = await self._db_call(
+            self._db.reinterpret, self.namespace, memory_id, item, self.policy
+        )
+        self._report(archived)
+        return memory
+
+    async def compress(self, items: Sequence[str], *, allow_empty: bool = False) -> list[Memory]:
+        """Replace the active unpinned memories with ``items`` (aigpt's ``compress``).
+
+        Each item is judged as a new memory; every other active unpinned memory is
+        archived with reason ``"compressed"`` in the same transaction (never deleted).
+        An empty list is refused unless ``allow_empty=True``.
+        """
+        contents = check_contents(items, self.settings.max_content_chars)
+        if not contents and not allow_empty:
+            raise ValidationError(
+                "compress() got no items: that would archive every memory. "
+                "Pass allow_empty=True if that is what you want."
+            )
+        judged = await self._judge_all(list(dict.fromkeys(contents)), None)
+        memories, archived = await self._db_call(
+            self._db.insert, self.namespace, judged, self.policy, archive_others="compressed"
+        )
+        self._report(archived)
+        return memories
+
+    # -- reading --------------------------------------------------------------------
+
+    async def get(self, memory_id: str) -> Memory:
+        """One memory by id, archived ones included; NotFoundError if absent."""
+        return await self._db_call(self._db.get, self.namespace, check_memory_id(memory_id))
+
+    async def list(
+        self,
+        min_score: float | None = None,
+        limit: int | None = None,
+        order: Order = "priority",
+        include_archived: bool = False,
+    ) -> list[Memory]:
+        """Memories by priority (highest first, pending last) or newest first."""
+        if order not in ("priority", "recent"):
+            raise ValidationError(f"order must be 'priority' or 'recent', got {order!r}")
+        return await self._db_call(
+            self._db.list,
+            self.namespace,
+            min_score=check_min_score(min_score),
+            limit=check_limit(limit, allow_none=True),
+            order=order,
+            include_archived=bool(include_archived),
+        )
+
+    async def search(
+        self,
+        query: str,
+        limit: int = 10,
+        min_score: float | None = None,
+        explain: bool = False,
+        include_archived: bool = False,
+    ) -> list[SearchHit]:
+        """Keyword search (BM25), with priority breaking near-ties; hits are reinforced."""
+        query = check_content(query, self.settings.max_content_chars, what="query")
+        limit_ = check_limit(limit)
+        assert limit_ is not None
+        matches = await self._db_call(
+            self._db.keyword_search,
+            self.namespace,
+            query,
+            limit=limit_,
+            min_score=check_min_score(min_score),
+            include_archived=include_archived,
+        )
+        hits = rank_keyword_hits(matches, explain=explain)
+        await self._db_call(self._db.reinforce, self.namespace, [h.memory.id for h in hits])
+        return hits
+
+    async def stats(self) -> Stats:
+        """Counts (active, archived, pending, pinned, total), mean priority and tokens used."""
+        return await self._db_call(self._db.stats, self.namespace, self.policy)
+
+    async def get_core(self) -> str:
+        """The namespace's core text: identity and personality, never pruned."""
+        return await self._db_call(self._db.get_core, self.namespace)
+
+    async def set_core(self, text: str) -> None:
+        """Replace the core text (may be empty)."""
+        if not isinstance(text, str) or len(text) > self.settings.max_content_chars:
+            raise ValidationError(
+                f"core text must be a str of at most {self.settings.max_content_chars} characters"
+            )
+        await self._db_call(self._db.set_core, self.namespace, text)
+
+    async def context(self, max_chars: int = 4000) -> str:
+        """Core text plus the most important memories, within ``max_chars``, for a system prompt."""
+        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+            raise ValidationError("max_chars must be a positive integer")
+        core = await self.get_core()
+        # A line is at least ~10 characters, so this many memories always fill the budget.
+        memories = await self.list(limit=min(1000, max(1, max_chars // 10)))
+        return render_context(core, memories, max_chars)
+
+    # -- changing state ---------------------------------------------------------------
+
+    async def delete(self, memory_id: str) -> None:
+        """Delete one memory for good (the only hard delete)."""
+        await self._db_call(self._db.delete, self.namespace, check_memory_id(memory_id))
+
+    async def pin(self, memory_id: str) -> Memory:
+        """Pin a memory: it is never archived and sits outside the cap."""
+        return await self._db_call(self._db.set_pinned, self.namespace, check_memory_id(memory_id), True)
+
+    async def unpin(self, memory_id: str) -> Memory:
+        """Unpin a memory; it counts toward the cap again (the next capacity run may archive)."""
+        memory = await self._db_call(
+            self._db.set_pinned, self.namespace, check_memory_id(memory_id), False
+        )
+        if self.settings.auto_prune:
+            await self.prune()
+            memory = await self.get(memory.id)
+        return memory
+
+    async def prune(self, dry_run: bool = False) -> PruneReport:
+        """Apply the capacity rules now; ``dry_run=True`` previews without changing anything."""
+        archived = await self._db_call(self._db.prune, self.namespace, self.policy, dry_run=dry_run)
+        if not dry_run:
+            self._report(archived)
+        active = await self._db_call(self._db.count_capped, self.namespace)
+        return PruneReport(
+            archived=archived,
+            dry_run=dry_run,
+            max_memories=self.settings.max_memories,
+            min_priority_score=self.settings.min_priority_score,
+            active_after=active - (len(archived) if dry_run else 0),
+        )
+
+    async def restore(self, memory_id: str) -> Memory:
+        """Un-archive a memory; room is made by archiving the next lowest, never this one."""
+        memory, archived = await self._db_call(
+            self._db.restore, self.namespace, check_memory_id(memory_id), self.policy
+        )
+        self._report(archived)
+        return memory
+
+
+class MemoryStore:
+    """Long-term memory that interprets, scores and forgets (synchronous API).
+
+    Works in scripts and inside a running event loop (Jupyter): calls run on
+    aimem's own background loop.
+
+    Example:
+        >>> import aimem, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "agent.db")
+        >>> with aimem.MemoryStore(f"sqlite:///{path}", judge=aimem.HeuristicJudge(),
+        ...                        max_memories=100) as store:
+        ...     m = store.save("User prefers Rust for systems work", user_context="syui")
+        ...     [hit.memory.id for hit in store.search("Rust")] == [m.id]
+        True
+    """
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        judge: Judge | None = None,
+        embedder: object | None = None,
+        settings: Settings | None = None,
+        namespace: str = "default",
+        on_archive: ArchiveCallback | None = None,
+        **overrides: Any,
+    ) -> None:
+        self._async = AsyncMemoryStore(
+            database_url,
+            judge=judge,
+            embedder=embedder,
+            settings=settings,
+            namespace=namespace,
+            on_archive=on_archive,
+            **overrides,
+        )
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in force."""
+        return self._async.settings
+
+    @property
+    def namespace(self) -> str:
+        """The namespace every call is scoped to."""
+        return self._async.namespace
+
+    @property
+    def judge(self) -> Judge:
+        """The judge that interprets saves."""
+        return self._async.judge
+
+    @property
+    def database_url(self) -> str:
+        """Where this store keeps its memories."""
+        return self._async.database_url
+
+    @property
+    def core(self) -> str:
+        """The core text (read and assign)."""
+        return self.get_core()
+
+    @core.setter
+    def core(self, text: str) -> None:
+        self.set_core(text)
+
+    def close(self) -> None:
+        """Close the database and any judge client this store created."""
+        run_sync(self._async.aclose())
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def save(self, content: str, *, user_context: str | None = None) -> Memory:  # noqa: D102
+        return run_sync(self._async.save(content, user_context=user_context))
+
+    def save_many(  # noqa: D102
+        self, contents: Sequence[str], *, user_context: str | None = None
+    ) -> list[Memory]:
+        return run_sync(self._async.save_many(contents, user_context=user_context))
+
+    def update(  # noqa: D102
+        self, memory_id: str, content: str, *, user_context: str | None = None
+    ) -> Memory:
+        return run_sync(self._async.update(memory_id, content, user_context=user_context))
+
+    def compress(self, items: Sequence[str], *, allow_empty: bool = False) -> list[Memory]:  # noqa: D102
+        return run_sync(self._async.compress(items, allow_empty=allow_empty))
+
+    def get(self, memory_id: str) -> Memory:  # noqa: D102
+        return run_sync(self._async.get(memory_id))
+
+    def list(  # noqa: D102
+        self,
+        min_score: float | None = None,
+        limit: int | None = None,
+        order: Order = "priority",
+        include_archived: bool = False,
+    ) -> list[Memory]:
+        return run_sync(self._async.list(min_score, limit, order, include_archived))
+
+    def search(  # noqa: D102
+        self,
+        query: str,
+        limit: int = 10,
+        min_score: float | None = None,
+        explain: bool = False,
+        include_archived: bool = False,
+    ) -> list[SearchHit]:
+        return run_sync(self._async.search(query, limit, min_score, explain, include_archived))
+
+    def stats(self) -> Stats:  # noqa: D102
+        return run_sync(self._async.stats())
+
+    def get_core(self) -> str:  # noqa: D102
+        return run_sync(self._async.get_core())
+
+    def set_core(self, text: str) -> None:  # noqa: D102
+        run_sync(self._async.set_core(text))
+
+    def context(self, max_chars: int = 4000) -> str:  # noqa: D102
+        return run_sync(self._async.context(max_chars))
+
+    def delete(self, memory_id: str) -> None:  # noqa: D102
+        run_sync(self._async.delete(memory_id))
+
+    def pin(self, memory_id: str) -> Memory:  # noqa: D102
+        return run_sync(self._async.pin(memory_id))
+
+    def unpin(self, memory_id: str) -> Memory:  # noqa: D102
+        return run_sync(self._async.unpin(memory_id))
+
+    def prune(self, dry_run: bool = False) -> PruneReport:  # noqa: D102
+        return run_sync(self._async.prune(dry_run))
+
+    def restore(self, memory_id: str) -> Memory:  # noqa: D102
+        return run_sync(self._async.restore(memory_id))
+
+
+# The sync twin shares its docs with the async one: one text, kept in one place.
+for _name in (
+    "save", "save_many", "update", "compress", "get", "list", "search", "stats",
+    "get_core", "set_core", "context", "delete", "pin", "unpin", "prune", "restore",
+):
+    getattr(MemoryStore, _name).__doc__ = getattr(AsyncMemoryStore, _name).__doc__
+del _name

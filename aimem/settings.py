@@ -1,0 +1,155 @@
+"""One frozen ``Settings`` and the single place where its precedence is applied.
+
+Precedence, highest first: explicit arguments > environment (``AIMEM_*``, plus the
+standard ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``) > the JSON config file
+(``~/.config/aimem/config.json`` on Linux) > defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import ValidationError as PydanticValidationError
+
+from .exceptions import ValidationError
+
+__all__ = ["Settings", "config_dir", "data_dir", "default_database_url"]
+
+APP = "aimem"
+
+
+def data_dir() -> Path:
+    """Platform data directory (``~/.local/share/aimem`` on Linux, honouring XDG_DATA_HOME)."""
+    if sys.platform == "win32":  # pragma: no cover - platform specific
+        return Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData/Local")) / APP
+    if sys.platform == "darwin":  # pragma: no cover - platform specific
+        return Path.home() / "Library/Application Support" / APP
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local/share") / APP
+
+
+def config_dir() -> Path:
+    """Platform config directory (``~/.config/aimem`` on Linux, honouring XDG_CONFIG_HOME)."""
+    if sys.platform == "win32":  # pragma: no cover - platform specific
+        return Path(os.environ.get("APPDATA", Path.home() / "AppData/Roaming")) / APP
+    if sys.platform == "darwin":  # pragma: no cover - platform specific
+        return Path.home() / "Library/Application Support" / APP
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / APP
+
+
+def default_database_url() -> str:
+    """SQLite file in the platform data directory; created on first use."""
+    return f"sqlite:///{data_dir() / 'aimem.db'}"
+
+
+class Settings(BaseModel):
+    """Every aimem setting, with its default. Build one with ``Settings.load(...)``.
+
+    Example:
+        >>> Settings.load(max_memories=50).max_memories
+        50
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    database_url: str | None = Field(
+        default=None, description="SQLAlchemy URL; None means the platform data dir file."
+    )
+    max_memories: int = Field(default=100, ge=1, description="Active, unpinned, judged cap.")
+    min_priority_score: float = Field(
+        default=0.3, ge=0.0, le=1.0, description="Archive active memories scoring below this."
+    )
+    auto_prune: bool = Field(default=True, description="Run the capacity manager on every save.")
+    interpretation_enabled: bool = Field(
+        default=True, description="False: no LLM call; the heuristic judge scores the raw text."
+    )
+    max_content_chars: int = Field(default=16_000, ge=1, description="Longest content accepted.")
+    model: str = Field(default="gpt-4o-mini", description="Chat model for OpenAIJudge.")
+    openai_api_key: SecretStr | None = Field(default=None, description="OPENAI_API_KEY.")
+    openai_base_url: str | None = Field(
+        default=None, description="OPENAI_BASE_URL: any OpenAI-compatible endpoint."
+    )
+    judge_timeout: float = Field(default=30.0, gt=0, description="Seconds per LLM request.")
+    judge_max_attempts: int = Field(default=3, ge=1, description="Requests per save at most.")
+    judge_concurrency: int = Field(default=8, ge=1, description="save_many judges this many at once.")
+    related_limit: int = Field(
+        default=5, ge=0, le=20, description="Existing memories shown to the judge for novelty."
+    )
+    on_judge_error: Literal["raise"] = Field(
+        default="raise", description="What a failed judgement does: raise JudgeError, write nothing."
+    )
+
+    @classmethod
+    def load(
+        cls,
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        config_file: Path | None = None,
+        **kwargs: Any,
+    ) -> Settings:
+        """Merge defaults < config file < environment < explicit overrides, then validate.
+
+        Raises:
+            ValidationError: an unknown setting name or a value out of range.
+        """
+        env = os.environ if environ is None else environ
+        merged: dict[str, Any] = {}
+        merged.update(_from_file(config_file or config_dir() / "config.json"))
+        merged.update(_from_env(env))
+        explicit = {**(overrides or {}), **kwargs}
+        merged.update({k: v for k, v in explicit.items() if v is not None})
+        return cls._validated(merged)
+
+    def with_overrides(self, **overrides: Any) -> Settings:
+        """A copy with some fields replaced, validated like ``load``."""
+        return self._validated({**self.model_dump(), **overrides})
+
+    @classmethod
+    def _validated(cls, values: dict[str, Any]) -> Settings:
+        try:
+            return cls.model_validate(values)
+        except PydanticValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise ValidationError(f"Invalid aimem settings: {problems}") from None
+
+
+_ENV_NAMES = {
+    "database_url": "AIMEM_DATABASE_URL",
+    "max_memories": "AIMEM_MAX_MEMORIES",
+    "min_priority_score": "AIMEM_MIN_PRIORITY_SCORE",
+    "auto_prune": "AIMEM_AUTO_PRUNE",
+    "interpretation_enabled": "AIMEM_INTERPRETATION_ENABLED",
+    "max_content_chars": "AIMEM_MAX_CONTENT_CHARS",
+    "model": "AIMEM_MODEL",
+    "judge_timeout": "AIMEM_JUDGE_TIMEOUT",
+    "judge_max_attempts": "AIMEM_JUDGE_MAX_ATTEMPTS",
+    "judge_concurrency": "AIMEM_JUDGE_CONCURRENCY",
+    "openai_api_key": "OPENAI_API_KEY",
+    "openai_base_url": "OPENAI_BASE_URL",
+}
+
+
+def _from_env(env: Mapping[str, str]) -> dict[str, str]:
+    # pydantic parses "false"/"0"/"250" from strings, so values pass through as text.
+    return {field: env[name] for field, name in _ENV_NAMES.items() if env.get(name, "") != ""}
+
+
+def _from_file(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValidationError(f"Cannot read aimem config file {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValidationError(f"aimem config file {path} must hold a JSON object")
+    return data

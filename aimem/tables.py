@@ -1,0 +1,158 @@
+"""The SQL schema: table models, indexes, the keyword index and the schema version.
+
+Only ``store.py`` uses these; callers get detached ``aimem.Memory`` snapshots.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import DateTime, Index, String, Text, TypeDecorator
+from sqlalchemy.engine import Dialect
+from sqlmodel import Column, Field, SQLModel
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "SQLITE_FTS_DDL",
+    "CoreRow",
+    "HistoryRow",
+    "MemoryRow",
+    "MetaRow",
+    "utcnow",
+]
+
+#: Bumped by any change a migration must handle; stored in ``aimem_meta``.
+SCHEMA_VERSION = 1
+
+
+def utcnow() -> datetime:
+    """Timezone-aware now in UTC (the only clock the store uses)."""
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Stores UTC, returns aware datetimes (SQLite would otherwise hand back naive ones)."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("aimem stores only timezone-aware datetimes")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _when(nullable: bool = False) -> Any:
+    return Field(default=None, sa_column=Column(UTCDateTime(), nullable=nullable))
+
+
+class MemoryRow(SQLModel, table=True):
+    """One memory. ``seq`` is a stable integer rowid for the keyword index."""
+
+    __tablename__ = "memories"
+    __table_args__ = (
+        # Capacity check and priority listing: active (archived_at NULL), unpinned rows of a
+        # namespace in forgetting order, answered from the index without touching every row.
+        Index(
+            "ix_memories_capacity",
+            "namespace", "archived_at", "pinned", "priority_score", "created_at", "id",
+        ),
+        Index("ix_memories_recent", "namespace", "archived_at", "created_at"),
+        Index("ix_memories_hash", "namespace", "content_hash"),
+    )
+
+    seq: int | None = Field(default=None, primary_key=True)
+    id: str = Field(sa_column=Column(String(36), unique=True, nullable=False))
+    namespace: str = Field(sa_column=Column(String(64), nullable=False))
+    content: str = Field(sa_column=Column(Text, nullable=False))
+    content_hash: str = Field(sa_column=Column(String(64), nullable=False))
+    interpreted_content: str = Field(sa_column=Column(Text, nullable=False))
+    emotional_impact: float | None = None
+    user_relevance: float | None = None
+    novelty: float | None = None
+    utility: float | None = None
+    priority_score: float | None = None
+    rationale: str = ""
+    user_context: str | None = None
+    score_source: str
+    model: str | None = None
+    prompt_version: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    judge_latency_ms: float = 0.0
+    judge_retries: int = 0
+    created_at: datetime = _when()
+    updated_at: datetime = _when()
+    last_accessed_at: datetime = _when()
+    access_count: int = 0
+    pinned: bool = False
+    version: int = 1
+    archived_at: datetime | None = _when(nullable=True)
+    archive_reason: str | None = None
+
+
+class HistoryRow(SQLModel, table=True):
+    """Append-only log of what happened to memories (never their text, so delete is final)."""
+
+    __tablename__ = "memory_history"
+    __table_args__ = (Index("ix_history_memory", "memory_id", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    memory_id: str = Field(sa_column=Column(String(36), nullable=False))
+    namespace: str = Field(sa_column=Column(String(64), nullable=False))
+    event: str
+    version: int
+    at: datetime = _when()
+    detail: str = "{}"
+
+
+class CoreRow(SQLModel, table=True):
+    """Identity / personality text of a namespace: never pruned."""
+
+    __tablename__ = "core"
+
+    namespace: str = Field(primary_key=True)
+    text: str = ""
+    updated_at: datetime = _when()
+
+
+class MetaRow(SQLModel, table=True):
+    """Key/value facts about the database itself (the schema version)."""
+
+    __tablename__ = "aimem_meta"
+
+    key: str = Field(primary_key=True)
+    value: str
+
+
+# Keyword index over raw and interpreted text, kept in step by triggers; the history
+# table refuses UPDATE and DELETE so "append-only" holds even for hand-written SQL.
+SQLITE_FTS_DDL = (
+    """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+        content, interpreted_content, content='memories', content_rowid='seq',
+        tokenize='porter unicode61 remove_diacritics 2')""",
+    """CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts(rowid, content, interpreted_content)
+        VALUES (new.seq, new.content, new.interpreted_content); END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_fts_ad AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, content, interpreted_content)
+        VALUES ('delete', old.seq, old.content, old.interpreted_content); END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_fts_au AFTER UPDATE OF content, interpreted_content
+        ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, content, interpreted_content)
+        VALUES ('delete', old.seq, old.content, old.interpreted_content);
+        INSERT INTO memories_fts(rowid, content, interpreted_content)
+        VALUES (new.seq, new.content, new.interpreted_content); END""",
+    """CREATE TRIGGER IF NOT EXISTS memory_history_no_update BEFORE UPDATE ON memory_history
+        BEGIN SELECT RAISE(ABORT, 'memory_history is append-only'); END""",
+    """CREATE TRIGGER IF NOT EXISTS memory_history_no_delete BEFORE DELETE ON memory_history
+        BEGIN SELECT RAISE(ABORT, 'memory_history is append-only'); END""",
+)

@@ -1,0 +1,78 @@
+"""Library overhead per save with an instant judge, at a given store size.
+
+Fills a fresh SQLite file to ``--size`` active memories (``max_memories`` = size, so
+every measured save also runs the capacity manager and archives one), then times
+``--saves`` single saves through the sync API. The judge answers instantly, so the
+time is aimem's own: validation, duplicate check, related lookup, the write
+transaction and the capacity check. Prints one JSON line.
+
+    python bench/save_overhead.py --size 10000 --saves 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import aimem
+from aimem.testing import FixedJudge
+
+WORDS = (
+    "coffee rust python garden sister tokyo allergy meeting deadline piano running "
+    "novel cat dentist budget holiday project kernel tea spring music cycling"
+).split()
+
+
+def _text(rng: random.Random, i: int) -> str:
+    return f"memory {i}: " + " ".join(rng.choice(WORDS) for _ in range(12))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--saves", type=int, default=500)
+    parser.add_argument("--batch", type=int, default=500, help="save_many batch used to fill")
+    args = parser.parse_args()
+    rng = random.Random(7)
+    judge = FixedJudge(scorer=lambda _content: round(rng.uniform(0.3, 1.0), 2))
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'bench.db'}"
+        with aimem.MemoryStore(url, judge=judge, max_memories=args.size) as store:
+            fill_start = time.perf_counter()
+            for start in range(0, args.size, args.batch):
+                store.save_many(
+                    [_text(rng, i) for i in range(start, min(args.size, start + args.batch))]
+                )
+            fill_s = time.perf_counter() - fill_start
+            timings = []
+            for i in range(args.saves):
+                content = _text(rng, args.size + i)
+                began = time.perf_counter()
+                store.save(content)
+                timings.append((time.perf_counter() - began) * 1000)
+            stats = store.stats()
+    timings.sort()
+    print(
+        json.dumps(
+            {
+                "bench": "save_overhead",
+                "stored": args.size,
+                "saves": args.saves,
+                "judge": "instant (aimem.testing.FixedJudge)",
+                "overhead_ms_p50": round(statistics.median(timings), 3),
+                "overhead_ms_p95": round(timings[int(0.95 * (len(timings) - 1))], 3),
+                "fill_seconds": round(fill_s, 1),
+                "active_after": stats.count,
+                "archived_after": stats.archived,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""The SQLite layer on a real file: schema, history, indexes, hostile queries, processes."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import aimem
+from aimem.store import fts_query
+from aimem.tables import SCHEMA_VERSION
+from aimem.testing import FixedJudge
+
+
+def _path(url: str) -> str:
+    return url.removeprefix("sqlite:///")
+
+
+def test_database_file_created_with_wal_and_schema_version(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
+        store.save("I like tea")
+    con = sqlite3.connect(_path(db_url))
+    try:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        (version,) = con.execute(
+            "SELECT value FROM aimem_meta WHERE key = 'schema_version'"
+        ).fetchone()
+        assert int(version) == SCHEMA_VERSION
+    finally:
+        con.close()
+
+
+def test_default_database_lives_in_platform_data_dir(tmp_path: Path) -> None:
+    with aimem.MemoryStore(judge=FixedJudge()) as store:
+        store.save("first use creates the file")
+        assert store.database_url == f"sqlite:///{tmp_path / 'xdg-data' / 'aimem' / 'aimem.db'}"
+    assert (tmp_path / "xdg-data" / "aimem" / "aimem.db").is_file()
+
+
+def test_newer_schema_is_refused(db_url: str) -> None:
+    aimem.MemoryStore(db_url, judge=FixedJudge()).close()
+    con = sqlite3.connect(_path(db_url))
+    con.execute("UPDATE aimem_meta SET value = '999' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    with pytest.raises(aimem.StorageError, match="upgrade aimem"):
+        aimem.MemoryStore(db_url, judge=FixedJudge())
+
+
+def test_in_memory_sqlite_is_refused_with_a_fix() -> None:
+    with pytest.raises(aimem.StorageError, match="sqlite:///agent.db"):
+        aimem.MemoryStore("sqlite://", judge=FixedJudge())
+
+
+def _events(db_url: str, memory_id: str) -> list[tuple[str, int]]:
+    con = sqlite3.connect(_path(db_url))
+    try:
+        return con.execute(
+            "SELECT event, version FROM memory_history WHERE memory_id = ? ORDER BY id",
+            (memory_id,),
+        ).fetchall()
+    finally:
+        con.close()
+
+
+def test_history_records_every_event_in_order(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=FixedJudge(), max_memories=1) as store:
+        m = store.save("keep me [score=0.50]")
+        store.pin(m.id)
+        store.unpin(m.id)
+        store.save("better one [score=0.90]")  # archives m (cap 1)
+        store.restore(m.id)  # archives the other to make room
+        store.update(m.id, "keep me, edited [score=0.60]")
+        store.delete(m.id)
+    assert _events(db_url, m.id) == [
+        ("save", 1), ("pin", 2), ("unpin", 3), ("archive", 4), ("restore", 5),
+        ("update", 6), ("delete", 6),
+    ]
+
+
+def test_history_is_append_only(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
+        store.save("something")
+    con = sqlite3.connect(_path(db_url))
+    try:
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            con.execute("UPDATE memory_history SET event = 'x'")
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            con.execute("DELETE FROM memory_history")
+    finally:
+        con.close()
+
+
+def test_delete_leaves_no_text_behind(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
+        m = store.save("my secret diary entry")
+        store.delete(m.id)
+        with pytest.raises(aimem.NotFoundError):
+            store.get(m.id)
+    con = sqlite3.connect(_path(db_url))
+    try:
+        dump = "\n".join(con.iterdump())
+    finally:
+        con.close()
+    assert "secret diary" not in dump
+
+
+def test_capacity_queries_use_the_index(db_url: str) -> None:
+    aimem.MemoryStore(db_url, judge=FixedJudge()).close()
+    con = sqlite3.connect(_path(db_url))
+    try:
+        plans = [
+            " ".join(str(r[-1]) for r in con.execute("EXPLAIN QUERY PLAN " + sql, params))
+            for sql, params in [
+                (
+                    "SELECT count(*) FROM memories WHERE namespace = ? AND archived_at IS NULL "
+                    "AND pinned = 0 AND priority_score IS NOT NULL",
+                    ("default",),
+                ),
+                (
+                    "SELECT id FROM memories WHERE namespace = ? AND archived_at IS NULL "
+                    "AND pinned = 0 AND priority_score IS NOT NULL "
+                    "ORDER BY priority_score, created_at, id LIMIT 3",
+                    ("default",),
+                ),
+            ]
+        ]
+    finally:
+        con.close()
+    for plan in plans:
+        assert "ix_memories_capacity" in plan
+        assert "TEMP B-TREE" not in plan  # no sort of every row
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"unbalanced', "a NEAR b", "foo*", "-bar", "(x OR", "content:secret", "AND", "^start",
+     "'; DROP TABLE memories; --", "私の猫", "🙂"],
+)
+def test_fts_syntax_in_queries_never_raises(db_url: str, query: str) -> None:
+    with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
+        store.save("content secret start bar foo memories 私の猫")
+        store.search(query)  # must not raise
+
+
+def test_fts_query_quotes_every_term() -> None:
+    assert fts_query('say "hi" NEAR you*') == '"say" OR "hi" OR "near" OR "you"'
+    assert fts_query("?!") is None
+
+
+def _save_from_process(url: str, worker: int) -> None:
+    with aimem.MemoryStore(url, judge=FixedJudge(), max_memories=1000) as store:
+        for i in range(10):
+            store.save(f"worker {worker} memory {i}")
+
+
+def test_several_processes_create_and_write_one_file(db_url: str) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_save_from_process, args=(db_url, w)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    with aimem.MemoryStore(db_url, judge=FixedJudge(), max_memories=1000) as store:
+        assert store.stats().total == 40
