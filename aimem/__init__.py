@@ -51,6 +51,6 @@ __all__ = [
 ]
 
 
-def open(database_url: str | None = None, **kwargs: Any) -> MemoryStore:  # noqa: A001
+def open(database_url: str | None = None, **kwargs: Any) -> MemoryStore:
     """Shortcut for ``aimem.MemoryStore(database_url, **kwargs)``."""
     return MemoryStore(database_url, **kwargs)

@@ -8,7 +8,7 @@ this function. ``protected`` ids (a memory being restored) are skipped, never ch
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -86,4 +86,3 @@ def choose_forgotten(
             break
         remaining -= 1
     return chosen
-

@@ -47,7 +47,9 @@ def _status(console: Console) -> int:
     settings = Settings.load()
     url = settings.database_url or default_database_url()
     if settings.openai_api_key is not None or settings.openai_base_url:
-        judge = f"OpenAIJudge (model {settings.model}, base_url {settings.openai_base_url or 'OpenAI'})"
+        judge = (
+            f"OpenAIJudge (model {settings.model}, base_url {settings.openai_base_url or 'OpenAI'})"
+        )
     else:
         judge = "HeuristicJudge (offline; set OPENAI_API_KEY or OPENAI_BASE_URL for an LLM judge)"
     table = Table(title=f"aimem {__version__}", show_header=False)
@@ -122,7 +124,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"aimem {__version__}")
     commands = parser.add_subparsers(dest="command")
-    demo = commands.add_parser("demo", help="offline demo: judge a dozen memories and forget the least important")
+    demo = commands.add_parser(
+        "demo", help="offline demo: judge a dozen memories and forget the least important"
+    )
     demo.add_argument("--max-memories", type=int, default=8)
     return parser
 

@@ -9,6 +9,7 @@ async twin on aimem's background loop, so both share every decision.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, TypeVar
@@ -172,7 +173,9 @@ class AsyncMemoryStore:
             )
         return NewMemory(content, interp, judge_source(self.judge), user_context)
 
-    async def _judge_all(self, contents: Sequence[str], user_context: str | None) -> list[NewMemory]:
+    async def _judge_all(
+        self, contents: Sequence[str], user_context: str | None
+    ) -> list[NewMemory]:
         limit = asyncio.Semaphore(self.settings.judge_concurrency)
 
         async def one(content: str) -> NewMemory:
@@ -188,7 +191,10 @@ class AsyncMemoryStore:
         for m in archived:
             log.info(
                 "aimem archived %s (priority %s, %s) in namespace %s",
-                m.id, m.priority_score, m.archive_reason, m.namespace,
+                m.id,
+                m.priority_score,
+                m.archive_reason,
+                m.namespace,
             )
         if self._on_archive is not None:
             try:
@@ -299,7 +305,7 @@ class AsyncMemoryStore:
         if order not in ("priority", "recent"):
             raise ValidationError(f"order must be 'priority' or 'recent', got {order!r}")
         return await self._db_call(
-            self._db.list,
+            self._db.list_memories,
             self.namespace,
             min_score=check_min_score(min_score),
             limit=check_limit(limit, allow_none=True),
@@ -314,7 +320,7 @@ class AsyncMemoryStore:
         min_score: float | None = None,
         explain: bool = False,
         include_archived: bool = False,
-    ) -> list[SearchHit]:
+    ) -> builtins.list[SearchHit]:
         """Keyword search (BM25), with priority breaking near-ties; hits are reinforced."""
         query = check_content(query, self.settings.max_content_chars, what="query")
         limit_ = check_limit(limit)
@@ -364,7 +370,9 @@ class AsyncMemoryStore:
 
     async def pin(self, memory_id: str) -> Memory:
         """Pin a memory: it is never archived and sits outside the cap."""
-        return await self._db_call(self._db.set_pinned, self.namespace, check_memory_id(memory_id), True)
+        return await self._db_call(
+            self._db.set_pinned, self.namespace, check_memory_id(memory_id), True
+        )
 
     async def unpin(self, memory_id: str) -> Memory:
         """Unpin a memory; it counts toward the cap again (the next capacity run may archive)."""
@@ -510,7 +518,7 @@ class MemoryStore:
         min_score: float | None = None,
         explain: bool = False,
         include_archived: bool = False,
-    ) -> list[SearchHit]:
+    ) -> builtins.list[SearchHit]:
         return run_sync(self._async.search(query, limit, min_score, explain, include_archived))
 
     def stats(self) -> Stats:  # noqa: D102
@@ -543,8 +551,22 @@ class MemoryStore:
 
 # The sync twin shares its docs with the async one: one text, kept in one place.
 for _name in (
-    "save", "save_many", "update", "compress", "get", "list", "search", "stats",
-    "get_core", "set_core", "context", "delete", "pin", "unpin", "prune", "restore",
+    "save",
+    "save_many",
+    "update",
+    "compress",
+    "get",
+    "list",
+    "search",
+    "stats",
+    "get_core",
+    "set_core",
+    "context",
+    "delete",
+    "pin",
+    "unpin",
+    "prune",
+    "restore",
 ):
     getattr(MemoryStore, _name).__doc__ = getattr(AsyncMemoryStore, _name).__doc__
 del _name

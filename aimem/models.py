@@ -48,7 +48,8 @@ class Interpretation(BaseModel):
 
     Example:
         >>> i = Interpretation(interpreted_content="Prefers Rust", emotional_impact=0.0,
-        ...                    user_relevance=0.2, novelty=0.1, utility=0.2, rationale="a preference")
+        ...                    user_relevance=0.2, novelty=0.1, utility=0.2,
+        ...                    rationale="a preference")
         >>> i.priority_score
         0.5
     """
@@ -70,9 +71,7 @@ class Interpretation(BaseModel):
     @property
     def priority_score(self) -> float:
         """Sum of the four components, in [0, 1]."""
-        return priority_from(
-            self.emotional_impact, self.user_relevance, self.novelty, self.utility
-        )
+        return priority_from(self.emotional_impact, self.user_relevance, self.novelty, self.utility)
 
 
 class Memory(BaseModel):

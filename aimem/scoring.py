@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["COMPONENT_MAX", "COMPONENTS", "priority_from"]
+__all__ = ["COMPONENTS", "COMPONENT_MAX", "priority_from"]
 
 #: The four rubric components, in the order the seed design lists them.
 COMPONENTS: tuple[str, ...] = ("emotional_impact", "user_relevance", "novelty", "utility")

@@ -76,12 +76,15 @@ class Settings(BaseModel):
     )
     judge_timeout: float = Field(default=30.0, gt=0, description="Seconds per LLM request.")
     judge_max_attempts: int = Field(default=3, ge=1, description="Requests per save at most.")
-    judge_concurrency: int = Field(default=8, ge=1, description="save_many judges this many at once.")
+    judge_concurrency: int = Field(
+        default=8, ge=1, description="save_many judges this many at once."
+    )
     related_limit: int = Field(
         default=5, ge=0, le=20, description="Existing memories shown to the judge for novelty."
     )
     on_judge_error: Literal["raise"] = Field(
-        default="raise", description="What a failed judgement does: raise JudgeError, write nothing."
+        default="raise",
+        description="What a failed judgement does: raise JudgeError, write nothing.",
     )
 
     @classmethod

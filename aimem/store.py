@@ -21,7 +21,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from sqlalchemy import Engine, event, func, text, update
+from sqlalchemy import Engine, Integer, case, event, func, text, update
+from sqlalchemy import select as sa_select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlmodel import Session, SQLModel, col, create_engine, delete, select
@@ -162,7 +163,7 @@ class Database:
         with self._read() as session:
             return _require(session, namespace, memory_id)
 
-    def list(
+    def list_memories(
         self,
         namespace: str,
         *,
@@ -187,9 +188,7 @@ class Database:
                     col(MemoryRow.id).desc(),
                 )
             else:
-                query = query.order_by(
-                    col(MemoryRow.created_at).desc(), col(MemoryRow.id).desc()
-                )
+                query = query.order_by(col(MemoryRow.created_at).desc(), col(MemoryRow.id).desc())
             if limit is not None:
                 query = query.limit(limit)
             with self._read() as session:
@@ -261,7 +260,7 @@ class Database:
         def run() -> Stats:
             active = col(MemoryRow.archived_at).is_(None)
             judged = col(MemoryRow.priority_score).is_not(None)
-            query = select(
+            query = sa_select(
                 func.count(),
                 func.sum((active & judged & ~col(MemoryRow.pinned)).cast(int_type())),
                 func.sum((~active).cast(int_type())),
@@ -270,9 +269,9 @@ class Database:
                 func.avg(_case_active_priority()),
                 func.sum(MemoryRow.prompt_tokens),
                 func.sum(MemoryRow.completion_tokens),
-            ).where(MemoryRow.namespace == namespace)
+            ).where(col(MemoryRow.namespace) == namespace)
             with self._read() as session:
-                total, capped, archived, pending, pinned, mean, ptok, ctok = session.exec(
+                total, capped, archived, pending, pinned, mean, ptok, ctok = session.execute(
                     query
                 ).one()
             return Stats(
@@ -372,9 +371,11 @@ class Database:
                 session.add(row)
                 session.flush()
                 _history(session, row, "update", {"priority_score": row.priority_score})
-                archived = _apply_capacity(session, namespace, policy, now=now) if (
-                    policy.auto_prune and row.archived_at is None
-                ) else []
+                archived = (
+                    _apply_capacity(session, namespace, policy, now=now)
+                    if (policy.auto_prune and row.archived_at is None)
+                    else []
+                )
                 session.flush()
                 session.refresh(row)
                 return _memory(row), [_memory(r) for r in archived]
@@ -497,14 +498,10 @@ class Database:
 
 def int_type() -> Any:
     """Integer SQL type for boolean sums (portable across SQLite and PostgreSQL)."""
-    from sqlalchemy import Integer
-
     return Integer()
 
 
 def _case_active_priority() -> Any:
-    from sqlalchemy import case
-
     return case((col(MemoryRow.archived_at).is_(None), MemoryRow.priority_score), else_=None)
 
 
@@ -632,9 +629,7 @@ def _plan_capacity(
     lowest = session.exec(
         select(MemoryRow.id, MemoryRow.priority_score, MemoryRow.created_at)
         .where(_capped(namespace))
-        .order_by(
-            col(MemoryRow.priority_score), col(MemoryRow.created_at), col(MemoryRow.id)
-        )
+        .order_by(col(MemoryRow.priority_score), col(MemoryRow.created_at), col(MemoryRow.id))
         .limit(wanted)
     ).all()
     candidates = [Candidate(i, float(p or 0.0), c) for i, p, c in lowest]

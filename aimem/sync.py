@@ -30,9 +30,7 @@ def _background_loop() -> asyncio.AbstractEventLoop:
     with _lock:
         if _loop is None or _loop.is_closed():
             loop = asyncio.new_event_loop()
-            thread = threading.Thread(
-                target=loop.run_forever, name="aimem-sync-loop", daemon=True
-            )
+            thread = threading.Thread(target=loop.run_forever, name="aimem-sync-loop", daemon=True)
             thread.start()
             _loop, _thread = loop, thread
             atexit.register(_shutdown)

@@ -45,7 +45,7 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC).replace(tzinfo=None)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        if value is None:
+        if not isinstance(value, datetime):
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
@@ -63,7 +63,12 @@ class MemoryRow(SQLModel, table=True):
         # namespace in forgetting order, answered from the index without touching every row.
         Index(
             "ix_memories_capacity",
-            "namespace", "archived_at", "pinned", "priority_score", "created_at", "id",
+            "namespace",
+            "archived_at",
+            "pinned",
+            "priority_score",
+            "created_at",
+            "id",
         ),
         Index("ix_memories_recent", "namespace", "archived_at", "created_at"),
         Index("ix_memories_hash", "namespace", "content_hash"),

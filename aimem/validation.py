@@ -32,7 +32,8 @@ def check_namespace(namespace: Any) -> str:
     """Namespaces are 1-64 letters, digits, ``_``, ``-`` or ``.``."""
     if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
         raise ValidationError(
-            f"Invalid namespace {namespace!r}: use 1-64 characters of letters, digits, '_', '-', '.'"
+            f"Invalid namespace {namespace!r}: "
+            "use 1-64 characters of letters, digits, '_', '-', '.'"
         )
     return namespace
 
@@ -63,7 +64,9 @@ def check_user_context(user_context: Any) -> str | None:
     if user_context is None:
         return None
     if not isinstance(user_context, str):
-        raise ValidationError(f"user_context must be a str or None, not {type(user_context).__name__}")
+        raise ValidationError(
+            f"user_context must be a str or None, not {type(user_context).__name__}"
+        )
     if len(user_context) > MAX_USER_CONTEXT_CHARS:
         raise ValidationError(f"user_context is over {MAX_USER_CONTEXT_CHARS} characters")
     return user_context

@@ -22,10 +22,30 @@ from pathlib import Path
 import aimem
 from aimem.testing import FixedJudge
 
-WORDS = (
-    "coffee rust python garden sister tokyo allergy meeting deadline piano running "
-    "novel cat dentist budget holiday project kernel tea spring music cycling"
-).split()
+WORDS = [
+    "coffee",
+    "rust",
+    "python",
+    "garden",
+    "sister",
+    "tokyo",
+    "allergy",
+    "meeting",
+    "deadline",
+    "piano",
+    "running",
+    "novel",
+    "cat",
+    "dentist",
+    "budget",
+    "holiday",
+    "project",
+    "kernel",
+    "tea",
+    "spring",
+    "music",
+    "cycling",
+]
 
 
 def _text(rng: random.Random, i: int) -> str:

@@ -12,9 +12,15 @@ import pytest
 def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads the developer's real config, data dir or OpenAI settings."""
     for name in (
-        "OPENAI_API_KEY", "OPENAI_BASE_URL", "AIMEM_DATABASE_URL", "AIMEM_MAX_MEMORIES",
-        "AIMEM_MIN_PRIORITY_SCORE", "AIMEM_AUTO_PRUNE", "AIMEM_INTERPRETATION_ENABLED",
-        "AIMEM_MODEL", "AIMEM_MAX_CONTENT_CHARS",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "AIMEM_DATABASE_URL",
+        "AIMEM_MAX_MEMORIES",
+        "AIMEM_MIN_PRIORITY_SCORE",
+        "AIMEM_AUTO_PRUNE",
+        "AIMEM_INTERPRETATION_ENABLED",
+        "AIMEM_MODEL",
+        "AIMEM_MAX_CONTENT_CHARS",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))

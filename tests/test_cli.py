@@ -38,7 +38,9 @@ def test_console_script_is_installed(tmp_path: Path) -> None:
     exe = Path(sys.executable).with_name("aimem")
     result = subprocess.run(
         [str(exe), "demo", "--max-memories", "4"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "COLUMNS": "160"},
     )
     assert result.returncode == 0, result.stderr

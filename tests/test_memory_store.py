@@ -21,7 +21,10 @@ def test_save_records_interpretation_scores_and_provenance(db_url: str) -> None:
     assert (m.emotional_impact, m.user_relevance, m.novelty, m.utility) == (0.2, 0.2, 0.2, 0.2)
     assert m.priority_score == 0.8
     assert (m.namespace, m.user_context, m.score_source, m.model) == (
-        "alice", "alice", "custom", "fixed-judge",
+        "alice",
+        "alice",
+        "custom",
+        "fixed-judge",
     )
     assert m.version == 1 and m.access_count == 0 and not m.pinned
     assert m.created_at.tzinfo is not None and m.archived_at is None
@@ -68,8 +71,11 @@ def test_save_many_bounds_judge_concurrency(db_url: str) -> None:
             await asyncio.sleep(0.01)
             running -= 1
             return aimem.Interpretation(
-                interpreted_content=content, emotional_impact=0.1, user_relevance=0.1,
-                novelty=0.1, utility=0.1,
+                interpreted_content=content,
+                emotional_impact=0.1,
+                user_relevance=0.1,
+                novelty=0.1,
+                utility=0.1,
             )
 
     with aimem.MemoryStore(db_url, judge=SlowJudge(), judge_concurrency=3) as store:
@@ -78,9 +84,7 @@ def test_save_many_bounds_judge_concurrency(db_url: str) -> None:
     assert {m.score_source for m in out} == {"custom"}
 
 
-@pytest.mark.parametrize(
-    "bad", ["", "   \n\t", None, 123, b"bytes", ["list"], "x" * 16_001]
-)
+@pytest.mark.parametrize("bad", ["", "   \n\t", None, 123, b"bytes", ["list"], "x" * 16_001])
 def test_bad_content_raises_validation_error_and_writes_nothing(db_url: str, bad: object) -> None:
     judge = FixedJudge()
     with aimem.MemoryStore(db_url, judge=judge) as store:
@@ -140,11 +144,14 @@ def test_no_api_key_defaults_to_heuristic_and_says_so_once(
     db_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("aimem.memory._warned_heuristic", False)
-    with caplog.at_level(logging.WARNING, logger="aimem"):
-        with aimem.MemoryStore(db_url) as a, aimem.MemoryStore(db_url) as b:
-            assert isinstance(a.judge, aimem.HeuristicJudge)
-            assert isinstance(b.judge, aimem.HeuristicJudge)
-            assert a.save("My son Kai was born today").score_source == "heuristic"
+    with (
+        caplog.at_level(logging.WARNING, logger="aimem"),
+        aimem.MemoryStore(db_url) as a,
+        aimem.MemoryStore(db_url) as b,
+    ):
+        assert isinstance(a.judge, aimem.HeuristicJudge)
+        assert isinstance(b.judge, aimem.HeuristicJudge)
+        assert a.save("My son Kai was born today").score_source == "heuristic"
     warnings = [r for r in caplog.records if "HeuristicJudge" in r.getMessage()]
     assert len(warnings) == 1 and "OPENAI_API_KEY" in warnings[0].getMessage()
 
@@ -157,11 +164,16 @@ def test_base_url_setting_selects_openai_judge(
         assert isinstance(store.judge, aimem.OpenAIJudge)
 
 
-def test_capacity_archives_and_tells_the_caller(db_url: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_capacity_archives_and_tells_the_caller(
+    db_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     told: list[list[aimem.Memory]] = []
-    with caplog.at_level(logging.INFO, logger="aimem"), aimem.MemoryStore(
-        db_url, judge=FixedJudge(), max_memories=2, on_archive=told.append
-    ) as store:
+    with (
+        caplog.at_level(logging.INFO, logger="aimem"),
+        aimem.MemoryStore(
+            db_url, judge=FixedJudge(), max_memories=2, on_archive=told.append
+        ) as store,
+    ):
         low = store.save("low [score=0.2]")
         assert low.archived_at is not None and low.archive_reason == "below_min_priority"
         a = store.save("a [score=0.5]")
@@ -240,8 +252,10 @@ def test_update_reinterprets_and_bumps_version(db_url: str) -> None:
 
 
 def test_namespaces_are_isolated(db_url: str) -> None:
-    with aimem.MemoryStore(db_url, judge=FixedJudge(), namespace="alice", max_memories=1) as alice, \
-         aimem.MemoryStore(db_url, judge=FixedJudge(), namespace="bob", max_memories=1) as bob:
+    with (
+        aimem.MemoryStore(db_url, judge=FixedJudge(), namespace="alice", max_memories=1) as alice,
+        aimem.MemoryStore(db_url, judge=FixedJudge(), namespace="bob", max_memories=1) as bob,
+    ):
         a = alice.save("alice likes tea [score=0.5]")
         b = bob.save("bob likes tea [score=0.5]")
         assert [m.id for m in alice.list()] == [a.id] and [m.id for m in bob.list()] == [b.id]
@@ -286,8 +300,10 @@ def test_core_and_context_within_budget(db_url: str) -> None:
             store.save(f"memory number {i} [score={p}]")
         full = store.context()
         assert full.index("Ai, a cheerful") < full.index("memory number 0")
-        assert full.index("memory number 0") < full.index("memory number 2") < full.index(
-            "memory number 1"
+        assert (
+            full.index("memory number 0")
+            < full.index("memory number 2")
+            < full.index("memory number 1")
         )
         for budget in (20, 60, 120, 200):
             assert len(store.context(max_chars=budget)) <= budget

@@ -7,16 +7,37 @@ def test_exported_members_are_exactly_the_public_api() -> None:
     assert aimem.__all__ == sorted(aimem.__all__)
     exported = {name for name in dir(aimem) if not name.startswith("_")}
     modules = {
-        "capacity", "cli", "exceptions", "heuristic", "ids", "judge", "memory", "models",
-        "prompts", "protocols", "ranking", "render", "scoring", "settings", "store", "sync",
-        "tables", "testing", "validation", "annotations", "Any",
+        "capacity",
+        "cli",
+        "exceptions",
+        "heuristic",
+        "ids",
+        "judge",
+        "memory",
+        "models",
+        "prompts",
+        "protocols",
+        "ranking",
+        "render",
+        "scoring",
+        "settings",
+        "store",
+        "sync",
+        "tables",
+        "testing",
+        "validation",
+        "annotations",
+        "Any",
     }
     assert exported - modules == set(aimem.__all__) - {"__version__"}
 
 
 def test_error_tree() -> None:
     for error in (
-        aimem.ValidationError, aimem.NotFoundError, aimem.JudgeError, aimem.StorageError,
+        aimem.ValidationError,
+        aimem.NotFoundError,
+        aimem.JudgeError,
+        aimem.StorageError,
         aimem.ConflictError,
     ):
         assert issubclass(error, aimem.AimemError)

@@ -12,7 +12,10 @@ from aimem.settings import Settings, config_dir, data_dir
 def test_defaults_match_the_design() -> None:
     s = Settings.load(environ={}, config_file=Path("/nonexistent"))
     assert (s.max_memories, s.min_priority_score, s.auto_prune, s.interpretation_enabled) == (
-        100, 0.3, True, True,
+        100,
+        0.3,
+        True,
+        True,
     )
     assert s.max_content_chars == 16_000 and s.database_url is None
 
@@ -63,7 +66,8 @@ def test_broken_config_file_is_reported(tmp_path: Path) -> None:
 
 def test_explicit_settings_object_with_keyword_overrides(db_url: str) -> None:
     base = Settings.load(max_memories=5)
-    with aimem.MemoryStore(db_url, settings=base, min_priority_score=0.0,
-                           judge=aimem.HeuristicJudge()) as store:
+    with aimem.MemoryStore(
+        db_url, settings=base, min_priority_score=0.0, judge=aimem.HeuristicJudge()
+    ) as store:
         assert (store.settings.max_memories, store.settings.min_priority_score) == (5, 0.0)
         assert store.settings.database_url == db_url

@@ -50,7 +50,7 @@ def test_newer_schema_is_refused(db_url: str) -> None:
 
 
 def test_in_memory_sqlite_is_refused_with_a_fix() -> None:
-    with pytest.raises(aimem.StorageError, match="sqlite:///agent.db"):
+    with pytest.raises(aimem.StorageError, match=r"sqlite:///agent\.db"):
         aimem.MemoryStore("sqlite://", judge=FixedJudge())
 
 
@@ -75,8 +75,13 @@ def test_history_records_every_event_in_order(db_url: str) -> None:
         store.update(m.id, "keep me, edited [score=0.60]")
         store.delete(m.id)
     assert _events(db_url, m.id) == [
-        ("save", 1), ("pin", 2), ("unpin", 3), ("archive", 4), ("restore", 5),
-        ("update", 6), ("delete", 6),
+        ("save", 1),
+        ("pin", 2),
+        ("unpin", 3),
+        ("archive", 4),
+        ("restore", 5),
+        ("update", 6),
+        ("delete", 6),
     ]
 
 
@@ -136,8 +141,19 @@ def test_capacity_queries_use_the_index(db_url: str) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ['"unbalanced', "a NEAR b", "foo*", "-bar", "(x OR", "content:secret", "AND", "^start",
-     "'; DROP TABLE memories; --", "私の猫", "🙂"],
+    [
+        '"unbalanced',
+        "a NEAR b",
+        "foo*",
+        "-bar",
+        "(x OR",
+        "content:secret",
+        "AND",
+        "^start",
+        "'; DROP TABLE memories; --",
+        "私の猫",
+        "🙂",
+    ],
 )
 def test_fts_syntax_in_queries_never_raises(db_url: str, query: str) -> None:
     with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
