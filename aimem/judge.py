@@ -1,0 +1,525 @@
+"""The only module that talks to an LLM: request, validate, retry, translate errors.
+
+One interpretation is one chat completion with structured output. Two kinds of
+failure are retried, separately:
+
+* transport failures (429, 5xx, 408/409, timeouts, dropped connections, unreadable
+  bodies) by tenacity, up to ``max_attempts`` requests, honouring ``Retry-After``;
+* invalid output (not JSON, a missing field, a component outside [0, 0.25], a
+  refusal, a reply cut off by ``finish_reason="length"``) by ONE corrective re-ask
+  that shows the model its reply and the validation error.
+
+Anything else (401, 400, ...) fails at once. Every failure ends as a ``JudgeError``
+that carries the evidence: requests sent, the last raw reply, one line per failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any, Self
+
+import httpx
+import openai
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.shared_params import ResponseFormatJSONSchema
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ValidationError as PydanticValidationError
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+)
+
+from .exceptions import JudgeError, ValidationError
+from .models import Interpretation, Memory, Usage
+from .prompts import PromptTemplate, load_prompt, new_nonce
+from .scoring import COMPONENT_MAX, COMPONENTS
+
+__all__ = ["OpenAIJudge", "build_messages", "retry_after"]
+
+#: Related memories shown to the model for judging novelty, and how much of each.
+_MAX_RELATED = 5
+_RELATED_CHARS = 300
+#: Local servers (Ollama, vLLM, LM Studio) ignore the key, but the SDK insists on one.
+_NO_KEY = "not-needed"
+#: 4xx statuses worth retrying: request timeout, conflict, rate limit.
+_RETRY_STATUSES = frozenset({408, 409, 429})
+_BACKOFF_INITIAL = 0.5
+
+
+class _Output(BaseModel):
+    """What the model must return; its schema is sent as the structured-output format.
+
+    Ranges are checked by validators rather than schema bounds: some OpenAI-compatible
+    grammar engines reject or ignore numeric bounds, and a bad value must be re-asked,
+    never clamped. Strict mode refuses numbers sent as strings.
+    """
+
+    model_config = ConfigDict(strict=True)
+
+    interpreted_content: str = Field(description="One sentence: what to remember about the user.")
+    emotional_impact: float = Field(description="0.0 to 0.25")
+    user_relevance: float = Field(description="0.0 to 0.25")
+    novelty: float = Field(description="0.0 to 0.25")
+    utility: float = Field(description="0.0 to 0.25")
+    rationale: str = Field(description="One short sentence explaining the scores.")
+
+    @field_validator("interpreted_content")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value.strip()
+
+    @field_validator(*COMPONENTS)
+    @classmethod
+    def _in_range(cls, value: float) -> float:
+        if not (math.isfinite(value) and 0.0 <= value <= COMPONENT_MAX):
+            raise ValueError(f"must be a number from 0.0 to {COMPONENT_MAX}, got {value!r}")
+        return value
+
+
+def _response_format() -> ResponseFormatJSONSchema:
+    schema = _Output.model_json_schema()
+    # Titles and the class docstring would only cost prompt tokens.
+    properties = {
+        name: {k: v for k, v in prop.items() if k != "title"}
+        for name, prop in schema["properties"].items()
+    }
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "memory_interpretation",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": properties,
+                "required": schema["required"],
+                "additionalProperties": False,  # strict mode requires a closed object
+            },
+        },
+    }
+
+
+_RESPONSE_FORMAT = _response_format()
+
+
+class _InvalidOutputError(Exception):
+    """The reply arrived but is not a valid interpretation; worth one corrective re-ask."""
+
+
+class _UnreadableError(Exception):
+    """The HTTP exchange succeeded but its body is not a chat completion; transient."""
+
+
+@dataclass(frozen=True)
+class _Reply:
+    content: str | None
+    refusal: str | None
+    finish_reason: str | None
+    model: str | None
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass
+class _Tally:
+    """Evidence gathered over every request of one interpretation."""
+
+    started: float = field(default_factory=time.perf_counter)
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str | None = None
+    last_raw: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def fail(self, reason: str) -> None:
+        self.errors.append(f"request {self.requests}: {reason}")
+
+    def record(self, reply: _Reply) -> None:
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+        self.model = reply.model or self.model
+        self.last_raw = reply.content if reply.content is not None else reply.refusal
+
+
+async def _sleep(seconds: float) -> None:
+    """Wait between retries; module-level so tests can record waits instead of sleeping."""
+    await asyncio.sleep(seconds)
+
+
+class OpenAIJudge:
+    """Interprets content with any OpenAI-compatible chat endpoint.
+
+    Args:
+        model: the chat model to ask.
+        base_url: an OpenAI-compatible endpoint (Ollama ``http://localhost:11434/v1``,
+            vLLM, LM Studio); ``OPENAI_BASE_URL`` when omitted. No key needed with one.
+        api_key: defaults to ``OPENAI_API_KEY``.
+        client: a ready ``openai.AsyncOpenAI``; used as is (not closed by ``aclose``),
+            except that its own retries are turned off.
+        timeout: seconds per request.
+        max_attempts: requests per ask before transient failures give up (>= 1).
+        max_retry_wait: cap, in seconds, on any wait including a server's ``Retry-After``.
+        prompt_version: which ``prompts/interpret.<version>.md`` to use.
+
+    Example:
+        ```python
+        async with OpenAIJudge(base_url="http://localhost:11434/v1", model="llama3.2") as judge:
+            interpretation = await judge.interpret("I'm allergic to penicillin.")
+        ```
+    """
+
+    source = "llm"
+
+    def __init__(
+        self,
+        model: str = "gpt-4o-mini",
+        base_url: str | None = None,
+        api_key: str | None = None,
+        client: openai.AsyncOpenAI | None = None,
+        timeout: float = 30.0,
+        max_attempts: int = 3,
+        max_retry_wait: float = 60.0,
+        prompt_version: str = "v1",
+    ) -> None:
+        if max_attempts < 1 or not timeout > 0 or not max_retry_wait >= 0:
+            raise ValidationError(
+                "OpenAIJudge needs max_attempts >= 1, timeout > 0 and max_retry_wait >= 0"
+            )
+        self.model = model
+        self.timeout = timeout
+        self.max_attempts = max_attempts
+        self.max_retry_wait = max_retry_wait
+        self._template: PromptTemplate = load_prompt("interpret", prompt_version)
+        self._owns_client = client is None
+        self._client = (
+            client.with_options(max_retries=0)
+            if client is not None
+            else _new_client(base_url, api_key, timeout)
+        )
+        self._secret = self._client.api_key
+
+    def __repr__(self) -> str:
+        return f"OpenAIJudge(model={self.model!r}, base_url={str(self._client.base_url)!r})"
+
+    async def interpret(
+        self,
+        content: str,
+        *,
+        user_context: str | None = None,
+        related: Sequence[Memory] = (),
+    ) -> Interpretation:
+        """Interpret ``content`` in one chat call (more only on failure).
+
+        Raises:
+            JudgeError: transport failures outlasted the retries, the endpoint refused
+                the request, or the output was invalid twice.
+        """
+        tally = _Tally()
+        messages = build_messages(
+            self._template, content, user_context=user_context, related=related
+        )
+        reply = await self._send(messages, tally)
+        try:
+            output = _parse_output(reply)
+        except _InvalidOutputError as exc:
+            tally.fail(f"invalid output: {exc}")
+            output = await self._reask([*messages, *_corrective_messages(reply, str(exc))], tally)
+        return self._interpretation(output, tally)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this judge created it."""
+        if self._owns_client:
+            await self._client.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _reask(self, messages: list[ChatCompletionMessageParam], tally: _Tally) -> _Output:
+        reply = await self._send(messages, tally)
+        try:
+            return _parse_output(reply)
+        except _InvalidOutputError as exc:
+            tally.fail(f"invalid output: {exc}")
+            raise JudgeError(
+                f"The model returned invalid output twice (last: {exc}). Try a stronger "
+                "model, or check that the endpoint supports json_schema structured output.",
+                attempts=tally.requests,
+                last_raw=tally.last_raw,
+                errors=tally.errors,
+            ) from exc
+
+    async def _send(self, messages: list[ChatCompletionMessageParam], tally: _Tally) -> _Reply:
+        """One successful exchange, retrying transient failures with backoff."""
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=_wait_strategy(self.max_retry_wait),
+            retry=retry_if_exception(_is_transient),
+            sleep=_sleep,
+            reraise=True,
+        )
+        try:
+            reply: _Reply = await retrying(self._request, messages, tally)
+        except (openai.APIError, _UnreadableError) as exc:
+            error = self._give_up(exc, tally)
+            if _is_auth(exc):
+                raise error from None
+            raise error from exc
+        return reply
+
+    async def _request(self, messages: list[ChatCompletionMessageParam], tally: _Tally) -> _Reply:
+        tally.requests += 1
+        try:
+            completion: object = await self._client.chat.completions.create(
+                model=self.model,
+                messages=messages,
+                response_format=_RESPONSE_FORMAT,
+                timeout=self.timeout,
+            )
+            reply = _read_reply(completion)
+        except openai.APIError as exc:
+            tally.fail(_describe_error(exc))
+            raise
+        except (ValueError, _UnreadableError) as exc:  # the SDK's json() on a garbled 200 body
+            tally.fail("unreadable response body")
+            raise _UnreadableError("unreadable response body") from exc
+        tally.record(reply)
+        return reply
+
+    def _give_up(self, exc: BaseException, tally: _Tally) -> JudgeError:
+        evidence: dict[str, Any] = {
+            "attempts": tally.requests,
+            "last_raw": tally.last_raw,
+            "errors": tally.errors,
+        }
+        if _is_transient(exc):
+            return JudgeError(
+                f"The LLM endpoint kept failing after {tally.requests} attempts "
+                f"(last: {_describe_error(exc)}); try again later, or raise max_attempts "
+                "or timeout.",
+                **evidence,
+            )
+        status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+        if status == 401:
+            return JudgeError(
+                "The LLM endpoint rejected the API key (HTTP 401): check OPENAI_API_KEY or "
+                "api_key (and base_url), or pass judge=aimem.HeuristicJudge().",
+                **evidence,
+            )
+        detail = self._redact(_server_message(exc))
+        return JudgeError(
+            f"The LLM endpoint refused the request (HTTP {status}): {detail}. Check "
+            f"model={self.model!r}, the key's access to it, and json_schema support.",
+            **evidence,
+        )
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._secret, "***") if self._secret else text
+
+    def _interpretation(self, output: _Output, tally: _Tally) -> Interpretation:
+        model = tally.model or self.model
+        usage = Usage(
+            model=model,
+            prompt_tokens=tally.prompt_tokens,
+            completion_tokens=tally.completion_tokens,
+            latency_ms=(time.perf_counter() - tally.started) * 1000,
+            retries=tally.requests - 1,
+        )
+        return Interpretation(
+            **output.model_dump(), model=model, prompt_version=self._template.version, usage=usage
+        )
+
+
+def _new_client(base_url: str | None, api_key: str | None, timeout: float) -> openai.AsyncOpenAI:
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    url = base_url or os.environ.get("OPENAI_BASE_URL")
+    if not key and not url:
+        raise ValidationError(
+            "No LLM configured for OpenAIJudge: set OPENAI_API_KEY or base_url, "
+            "or pass judge=aimem.HeuristicJudge()"
+        )
+    # max_retries=0: tenacity alone owns transport retries, so the two layers never multiply.
+    return openai.AsyncOpenAI(api_key=key or _NO_KEY, base_url=url, timeout=timeout, max_retries=0)
+
+
+def build_messages(
+    template: PromptTemplate,
+    content: str,
+    *,
+    user_context: str | None = None,
+    related: Sequence[Memory] = (),
+) -> list[ChatCompletionMessageParam]:
+    """Render the prompt: static rubric first, then the data blocks under a fresh nonce.
+
+    Each related memory is one JSON string per line, so none can span or forge lines.
+    """
+    notes = [
+        json.dumps((m.interpreted_content or m.content)[:_RELATED_CHARS], ensure_ascii=False)
+        for m in related[:_MAX_RELATED]
+    ]
+    context = user_context or "(none)"
+    nonce = new_nonce(content, context, *notes)
+    prompt = template.render(
+        nonce=nonce, content=content, user_context=context, related="\n".join(notes) or "(none)"
+    )
+    return [
+        {"role": "system", "content": prompt.system},
+        {"role": "user", "content": prompt.user},
+    ]
+
+
+def _corrective_messages(reply: _Reply, problem: str) -> list[ChatCompletionMessageParam]:
+    return [
+        {"role": "assistant", "content": reply.content or reply.refusal or ""},
+        {
+            "role": "user",
+            "content": f"Your reply was invalid: {problem}. Reply again with only the JSON "
+            f"object; each component is a number from 0.0 to {COMPONENT_MAX}.",
+        },
+    ]
+
+
+def _read_reply(completion: object) -> _Reply:
+    """Pull what we need out of a completion; anything not shaped like one is unreadable."""
+    try:
+        choice = completion.choices[0]  # type: ignore[attr-defined]
+        message = choice.message
+        content, refusal = message.content, getattr(message, "refusal", None)
+        finish_reason = choice.finish_reason
+    except (AttributeError, IndexError, TypeError) as exc:
+        raise _UnreadableError("not a chat completion") from exc
+    usage = getattr(completion, "usage", None)
+    model = getattr(completion, "model", None)
+    return _Reply(
+        content=content if isinstance(content, str) else None,
+        refusal=refusal if isinstance(refusal, str) else None,
+        finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+        model=model if isinstance(model, str) and model else None,
+        prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
+        completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
+    )
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _parse_output(reply: _Reply) -> _Output:
+    """Validate a reply; raise ``_InvalidOutputError`` with a reason the model can act on."""
+    if reply.refusal:
+        raise _InvalidOutputError(f"the model refused ({reply.refusal})")
+    if reply.finish_reason == "length":
+        raise _InvalidOutputError("the reply was cut off (finish_reason=length); keep it short")
+    text = _strip_code_fence(reply.content or "")
+    if not text:
+        raise _InvalidOutputError("the reply was empty")
+    try:
+        return _Output.model_validate_json(text)
+    except PydanticValidationError as exc:
+        raise _InvalidOutputError(_describe_validation(exc)) from None
+
+
+def _strip_code_fence(text: str) -> str:
+    # Some local models wrap JSON in a Markdown fence even when asked for JSON only.
+    text = text.strip()
+    if text.startswith("```") and text.endswith("```") and len(text) >= 6:
+        text = text[3:-3].removeprefix("json").strip()
+    return text
+
+
+def _describe_validation(exc: PydanticValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
+        for err in exc.errors(include_url=False)
+    )
+
+
+def _is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in _RETRY_STATUSES or exc.status_code >= 500
+    return isinstance(
+        exc, openai.APIConnectionError | openai.APIResponseValidationError | _UnreadableError
+    )
+
+
+def _is_auth(exc: BaseException) -> bool:
+    # The SDK's own message for these may quote the (masked) key: drop the chain.
+    return isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError)
+
+
+def _describe_error(exc: BaseException) -> str:
+    if isinstance(exc, openai.APITimeoutError):
+        return "timed out"
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}"
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection failed"
+    if isinstance(exc, _UnreadableError):
+        return "unreadable response body"
+    return type(exc).__name__
+
+
+def _server_message(exc: BaseException) -> str:
+    body = getattr(exc, "body", None)
+    message = body.get("message") if isinstance(body, dict) else None
+    return str(message or getattr(exc, "message", "") or type(exc).__name__)[:300]
+
+
+def retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds a server asked us to wait, or None when it did not say (or said nonsense).
+
+    Reads ``Retry-After-Ms`` (OpenAI's precise variant), then ``Retry-After`` as
+    seconds or as an HTTP-date.
+    """
+    if millis := headers.get("retry-after-ms"):
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def _wait_strategy(max_wait: float) -> Callable[[RetryCallState], float]:
+    """The server's ``Retry-After`` when it sent one, else exponential backoff with jitter.
+
+    Both are capped at ``max_wait``. (Hand-rolled because tenacity renamed the
+    parameters of ``wait_exponential_jitter`` between the versions we accept.)
+    """
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        asked = (
+            retry_after(exc.response.headers) if isinstance(exc, openai.APIStatusError) else None
+        )
+        if asked is None:
+            asked = _BACKOFF_INITIAL * 2 ** (state.attempt_number - 1) + random.uniform(0, 0.5)
+        return min(asked, max_wait)
+
+    return wait

@@ -1,0 +1,354 @@
+"""Offline doubles for tests, notebooks and demos. Library code never imports this module.
+
+* :class:`OpenAIStub` is a real OpenAI-compatible HTTP server on 127.0.0.1, so
+  :class:`aimem.OpenAIJudge` can run end to end with no network and no key.
+* :class:`FixedJudge` is an in-process judge that needs no HTTP at all.
+
+Both score content by the same marker rule: content containing ``[score=0.80]`` gets
+0.80 / 4 = 0.2 on each of the four components (priority 0.8); any other content gets
+0.1 on each (priority 0.4).
+
+Example:
+    ```python
+    with OpenAIStub() as stub:
+        stub.enqueue(StubReply(status=500, body={"error": {"message": "boom"}}))
+        judge = aimem.OpenAIJudge(base_url=stub.base_url, api_key="test")
+        store = aimem.MemoryStore("sqlite:///:memory:", judge=judge)
+        memory = store.save("Prefers Rust [score=0.80]")   # retried once, priority 0.8
+    ```
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+from .models import Interpretation, Memory
+from .prompts import extract_data_block
+from .scoring import COMPONENTS
+
+__all__ = [
+    "DEFAULT_COMPONENT",
+    "FixedJudge",
+    "OpenAIStub",
+    "StubReply",
+    "chat_completion",
+    "marker_score",
+    "marker_scores",
+]
+
+_MARKER = re.compile(r"\[score=(\d+(?:\.\d+)?)\]")
+#: Each component's score for content without a marker (priority 0.4).
+DEFAULT_COMPONENT = 0.1
+
+
+def marker_score(content: str) -> float | None:
+    """The priority a ``[score=0.80]`` marker in ``content`` asks for, or None."""
+    match = _MARKER.search(content)
+    return float(match.group(1)) if match else None
+
+
+def marker_scores(content: str) -> dict[str, float]:
+    """The four components by the marker rule: priority/4 each, else 0.1 each."""
+    priority = marker_score(content)
+    return dict.fromkeys(COMPONENTS, DEFAULT_COMPONENT if priority is None else priority / 4)
+
+
+def chat_completion(
+    content: str | None,
+    *,
+    model: str = "stub-model",
+    finish_reason: str = "stop",
+    refusal: str | None = None,
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+) -> dict[str, Any]:
+    """A ``chat.completion`` body with one choice, as the OpenAI API returns it."""
+    return {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, "refusal": refusal},
+                "finish_reason": finish_reason,
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+@dataclass(frozen=True)
+class StubReply:
+    """One scripted HTTP reply for :meth:`OpenAIStub.enqueue`.
+
+    A dict body is sent as JSON; a str body is sent verbatim (garbage, truncated
+    JSON...). Either way the Content-Type is ``application/json`` unless ``headers``
+    say otherwise. ``delay`` seconds pass before the reply: longer than the client's
+    timeout simulates a hang.
+    """
+
+    status: int = 200
+    body: str | Mapping[str, Any] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+class OpenAIStub:
+    """An OpenAI-compatible chat server on 127.0.0.1 that judges by the marker rule.
+
+    Each ``POST /v1/chat/completions`` is recorded in ``chat_requests``, then answered
+    by the next scripted :class:`StubReply` if any, else by a valid completion whose
+    content is the JSON interpretation of the ``<memory-data>`` block: the four
+    components from ``scorer`` (default :func:`marker_scores`, not range-checked, so
+    a scorer can provoke re-asks), ``"Interpreted: " + content`` and rationale
+    ``"stub"``. ``GET /v1/models`` lists ``model``; any other path is a JSON 404.
+
+    Args:
+        scorer: content -> the four components.
+        latency: seconds to wait before each unscripted reply.
+        model: the model name the replies report.
+    """
+
+    def __init__(
+        self,
+        scorer: Callable[[str], Mapping[str, float]] | None = None,
+        latency: float = 0.0,
+        model: str = "stub-model",
+    ) -> None:
+        self.scorer = scorer or marker_scores
+        self.latency = latency
+        self.model = model
+        self.chat_requests: list[dict[str, Any]] = []
+        self._scripted: deque[StubReply] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``; available once started."""
+        if self._server is None:
+            raise RuntimeError("OpenAIStub is not running: call start() or use 'with'")
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def chat_calls(self) -> int:
+        """How many chat-completion requests have arrived."""
+        with self._lock:
+            return len(self.chat_requests)
+
+    def enqueue(self, *replies: StubReply) -> None:
+        """Queue scripted replies; each answers one chat request, in order."""
+        with self._lock:
+            self._scripted.extend(replies)
+
+    def start(self) -> Self:
+        """Listen on a free loopback port and serve from a daemon thread."""
+        if self._server is None:
+            self._stopping.clear()
+            self._server = _Server(("127.0.0.1", 0), _Handler)
+            self._server.stub = self
+            self._thread = threading.Thread(
+                target=self._server.serve_forever,
+                kwargs={"poll_interval": 0.05},  # stop() waits up to one poll
+                name="aimem-openai-stub",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Wake delayed replies, stop serving and close the socket (idempotent)."""
+        server, thread = self._server, self._thread
+        if server is None or thread is None:
+            return
+        self._stopping.set()
+        server.shutdown()
+        server.server_close()
+        thread.join()
+        self._server = self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def _pause(self, seconds: float) -> bool:
+        """Sleep unless stopped meanwhile; True when the server is still running."""
+        return not (seconds > 0 and self._stopping.wait(seconds))
+
+    def _chat(self, request: dict[str, Any]) -> StubReply:
+        with self._lock:
+            self.chat_requests.append(request)
+            if self._scripted:
+                return self._scripted.popleft()
+        self._pause(self.latency)
+        return self._interpretation(request)
+
+    def _interpretation(self, request: dict[str, Any]) -> StubReply:
+        messages = request.get("messages") or []
+        content = _judged_content(messages)
+        payload = {
+            "interpreted_content": "Interpreted: " + content,
+            **self.scorer(content),
+            "rationale": "stub",
+        }
+        text = json.dumps(payload, ensure_ascii=False)
+        prompt = "".join(_text(m.get("content")) for m in messages if isinstance(m, dict))
+        body = chat_completion(
+            text, model=self.model, prompt_tokens=len(prompt) // 4, completion_tokens=len(text) // 4
+        )
+        return StubReply(body=body)
+
+
+def _text(content: object) -> str:
+    """A message's text, whether a string or a list of content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def _judged_content(messages: Sequence[Any]) -> str:
+    """The content under judgement: the first user message's data block, else its text."""
+    users = [
+        _text(m.get("content")) for m in messages if isinstance(m, dict) and m.get("role") == "user"
+    ]
+    for text in users:
+        block = extract_data_block(text)
+        if block is not None:
+            return block
+    return users[-1] if users else ""
+
+
+def _error(status: int, message: str) -> StubReply:
+    return StubReply(status=status, body={"error": {"message": message, "type": "stub_error"}})
+
+
+class _Server(ThreadingHTTPServer):
+    stub: OpenAIStub
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out and hung up is expected, not an error worth printing.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._reply(_error(404, f"no route for POST {self.path}"))
+            return
+        try:
+            request = json.loads(raw)
+        except ValueError:
+            self._reply(_error(400, "the request body is not JSON"))
+            return
+        try:
+            reply = self.server.stub._chat(request)
+        except Exception as exc:  # a broken scorer should be a visible 500, not a hang-up
+            reply = _error(500, f"OpenAIStub failed: {exc!r}")
+        self._reply(reply)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") != "/v1/models":
+            self._reply(_error(404, f"no route for GET {self.path}"))
+            return
+        model = {"id": self.server.stub.model, "object": "model", "owned_by": "aimem"}
+        self._reply(StubReply(body={"object": "list", "data": [model]}))
+
+    def _reply(self, reply: StubReply) -> None:
+        if not self.server.stub._pause(reply.delay):
+            return  # stopped while delaying: drop the connection like a hung server
+        body = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+        data = body.encode("utf-8")
+        headers = {"Content-Type": "application/json", **reply.headers}
+        try:
+            self.send_response(reply.status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+        except ConnectionError:
+            pass  # the client gave up (timed out) before we answered
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean
+
+
+class FixedJudge:
+    """An in-process judge with fixed scores, recording what it was asked.
+
+    Args:
+        scorer: content -> a priority ``p`` (each component ``p / 4``) or the four
+            components as a tuple. Default: the ``[score=...]`` marker rule.
+        source: the ``score_source`` memories it scores will carry.
+
+    Example:
+        >>> import asyncio
+        >>> judge = FixedJudge()
+        >>> asyncio.run(judge.interpret("Likes tea [score=0.80]")).priority_score
+        0.8
+    """
+
+    model = "fixed-judge"
+
+    def __init__(
+        self,
+        scorer: Callable[[str], float | tuple[float, float, float, float]] | None = None,
+        source: str = "custom",
+    ) -> None:
+        self.scorer = scorer
+        self.source = source
+        self.calls: list[str] = []
+        self.related_seen: list[list[str]] = []
+
+    async def interpret(
+        self,
+        content: str,
+        *,
+        user_context: str | None = None,
+        related: Sequence[Memory] = (),
+    ) -> Interpretation:
+        """Score ``content`` without any I/O and record the call."""
+        self.calls.append(content)
+        self.related_seen.append([m.id for m in related])
+        return Interpretation(
+            interpreted_content="Interpreted: " + content,
+            **self._components(content),
+            rationale="fixed",
+            model=self.model,
+        )
+
+    def _components(self, content: str) -> dict[str, float]:
+        if self.scorer is None:
+            return marker_scores(content)
+        scored = self.scorer(content)
+        if isinstance(scored, int | float):
+            return dict.fromkeys(COMPONENTS, scored / 4)
+        return dict(zip(COMPONENTS, scored, strict=True))
