@@ -49,13 +49,13 @@ def forgetting_order(candidate: Candidate) -> tuple[float, datetime, str]:
     return (candidate.priority_score, candidate.created_at, candidate.id)
 
 
-def needed_candidates(active: int, below_min: int, max_memories: int, protected: int) -> int:
-    """How many of the lowest memories the store must fetch for ``choose_forgotten``.
+def needed_candidates(above_min: int, max_memories: int, protected: int) -> int:
+    """How many of the lowest memories at or above the threshold the store must fetch.
 
-    Below-min memories are always the lowest, so the first ``max(below_min, active - max)``
-    in forgetting order (plus any protected ones we must step over) are all it can pick.
+    Below-min memories are all archived anyway; of the ``above_min`` others, only the
+    excess over ``max_memories`` can go, plus any protected ones we must step over.
     """
-    return max(below_min, active - max_memories, 0) + protected
+    return max(above_min - max_memories, 0) + protected
 
 
 def choose_forgotten(
@@ -68,7 +68,7 @@ def choose_forgotten(
     """Return ``(candidate, reason)`` for each memory to archive, in forgetting order.
 
     Args:
-        lowest: at least the ``needed_candidates(...)`` lowest active capped memories.
+        lowest: every below-min memory and the ``needed_candidates(...)`` lowest others.
         active: how many active, unpinned, judged memories the namespace holds now.
         policy: the cap and threshold.
         protected: ids that must stay (a just-restored memory).

@@ -136,6 +136,10 @@ class AsyncMemoryStore:
             await closer()
         self._db.close()
 
+    async def close(self) -> None:
+        """Same as ``aclose()``: the async twin of ``MemoryStore.close()``."""
+        await self.aclose()
+
     async def __aenter__(self) -> AsyncMemoryStore:
         return self
 

@@ -30,7 +30,16 @@ from sqlmodel import Session, SQLModel, col, create_engine, delete, select
 from .capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
 from .exceptions import AimemError, NotFoundError, StorageError
 from .models import Interpretation, Memory, Stats
-from .tables import SCHEMA_VERSION, SQLITE_FTS_DDL, CoreRow, HistoryRow, MemoryRow, MetaRow, utcnow
+from .tables import (
+    SCHEMA_VERSION,
+    SQLITE_FTS_DDL,
+    CoreRow,
+    HistoryRow,
+    MemoryRow,
+    MetaRow,
+    NamespaceCountRow,
+    utcnow,
+)
 
 __all__ = ["Database", "NewMemory", "content_hash"]
 
@@ -65,13 +74,24 @@ def _memory(row: MemoryRow) -> Memory:
     return Memory.model_validate(row, from_attributes=True)
 
 
+# Words that match most memories and say nothing about any of them: OR-ing them into a
+# query only makes SQLite rank every row. Dropped unless a query has nothing else.
+_STOPWORDS = frozenset(
+    "a an and are as at be but by do does did for from had has have he her him his how i "
+    "i'm in is it its me my of on or our she so that the their them they this to was we "
+    "were what when where which who why will with you your s t m ll re ve d".split()
+)
+
+
 def fts_query(text_: str) -> str | None:
     """Turn free text into an FTS5 query that can never be parsed as FTS syntax.
 
     Each word becomes a quoted term and the terms are OR-ed: a raw sentence passed
     to MATCH is an implicit AND and would find almost nothing.
     """
-    terms = list(dict.fromkeys(w.lower() for w in _WORD.findall(text_)))[:_MAX_QUERY_TERMS]
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text_)))
+    terms = [w for w in words if w not in _STOPWORDS] or words
+    terms = terms[:_MAX_QUERY_TERMS]
     if not terms:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
@@ -83,21 +103,22 @@ class Database:
     def __init__(self, url: str) -> None:
         self.url = url
         parsed = make_url(url)
-        self.is_sqlite = parsed.get_backend_name() == "sqlite"
-        if self.is_sqlite:
-            database = parsed.database or ""
-            if database in ("", ":memory:") or database.startswith("file:"):
-                raise StorageError(
-                    "aimem needs a SQLite file, not an in-memory database: "
-                    "pass a path such as sqlite:///agent.db"
-                )
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            self.engine = create_engine(
-                url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
+        if parsed.get_backend_name() != "sqlite":
+            raise StorageError(
+                "This version of aimem stores memories in SQLite only: use a URL such as "
+                "sqlite:///agent.db (PostgreSQL support is planned, not yet available)"
             )
-            _install_sqlite_hooks(self.engine)
-        else:
-            self.engine = create_engine(url, pool_pre_ping=True)
+        database = parsed.database or ""
+        if database in ("", ":memory:") or database.startswith("file:"):
+            raise StorageError(
+                "aimem needs a SQLite file, not an in-memory database: "
+                "pass a path such as sqlite:///agent.db"
+            )
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        self.engine = create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
+        )
+        _install_sqlite_hooks(self.engine)
         self._writer = self.engine.execution_options(aimem_write=True)
         self._with_retry(self._init_schema)
 
@@ -135,9 +156,8 @@ class Database:
     def _init_schema(self) -> None:
         with self._writer.connect() as conn, conn.begin():
             SQLModel.metadata.create_all(conn)
-            if self.is_sqlite:
-                for ddl in SQLITE_FTS_DDL:
-                    conn.exec_driver_sql(ddl)
+            for ddl in SQLITE_FTS_DDL:
+                conn.exec_driver_sql(ddl)
             stored = conn.execute(
                 select(MetaRow.value).where(MetaRow.key == "schema_version")
             ).scalar_one_or_none()
@@ -200,9 +220,13 @@ class Database:
         """The active memory with exactly this content, reinforced; None if there is none."""
 
         def run() -> Memory | None:
+            # Most saves are new content: look first without taking the write lock.
+            with self._read() as session:
+                if _active_duplicate(session, namespace, digest) is None:
+                    return None
             with self._write() as session:
                 row = _active_duplicate(session, namespace, digest)
-                if row is None:
+                if row is None:  # archived or deleted in between
                     return None
                 _reinforce(session, [row.id])
                 session.flush()
@@ -222,7 +246,7 @@ class Database:
     ) -> list[tuple[Memory, float]]:
         """BM25 keyword matches as ``(memory, bm25)``; lower bm25 is better (SQLite's sign)."""
         match = fts_query(query)
-        if match is None or not self.is_sqlite:
+        if match is None:
             return []
 
         def run() -> list[tuple[Memory, float]]:
@@ -611,29 +635,38 @@ def _capped(namespace: str) -> Any:
     )
 
 
-def _count_capped(session: Session, namespace: str, below: float | None = None) -> int:
-    condition = _capped(namespace)
-    if below is not None:
-        condition = condition & (col(MemoryRow.priority_score) < below)
-    return int(session.exec(select(func.count()).select_from(MemoryRow).where(condition)).one())
+def _count_capped(session: Session, namespace: str) -> int:
+    row = session.get(NamespaceCountRow, namespace)
+    return row.capped if row is not None else 0
+
+
+def _lowest(session: Session, namespace: str, condition: Any, limit: int | None) -> list[Candidate]:
+    query = (
+        select(MemoryRow.id, MemoryRow.priority_score, MemoryRow.created_at)
+        .where(_capped(namespace) & condition)
+        .order_by(col(MemoryRow.priority_score), col(MemoryRow.created_at), col(MemoryRow.id))
+    )
+    if limit is not None:
+        query = query.limit(limit)
+    return [Candidate(i, float(p or 0.0), c) for i, p, c in session.exec(query)]
 
 
 def _plan_capacity(
     session: Session, namespace: str, policy: CapacityPolicy, protected: frozenset[str]
 ) -> list[tuple[Candidate, str]]:
+    """Read only what can be archived: every below-min row, then the few lowest above it.
+
+    With auto-prune on, below-min rows are archived as they arrive, so the first query
+    normally returns at most the memory just saved; nothing here scans the namespace.
+    """
     active = _count_capped(session, namespace)
-    below = _count_capped(session, namespace, below=policy.min_priority_score)
-    wanted = needed_candidates(active, below, policy.max_memories, len(protected))
-    if wanted == 0:
-        return []
-    lowest = session.exec(
-        select(MemoryRow.id, MemoryRow.priority_score, MemoryRow.created_at)
-        .where(_capped(namespace))
-        .order_by(col(MemoryRow.priority_score), col(MemoryRow.created_at), col(MemoryRow.id))
-        .limit(wanted)
-    ).all()
-    candidates = [Candidate(i, float(p or 0.0), c) for i, p, c in lowest]
-    return choose_forgotten(candidates, active=active, policy=policy, protected=protected)
+    priority = col(MemoryRow.priority_score)
+    below = _lowest(session, namespace, priority < policy.min_priority_score, None)
+    wanted = needed_candidates(active - len(below), policy.max_memories, len(protected))
+    above = (
+        _lowest(session, namespace, priority >= policy.min_priority_score, wanted) if wanted else []
+    )
+    return choose_forgotten(below + above, active=active, policy=policy, protected=protected)
 
 
 def _apply_capacity(

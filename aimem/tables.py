@@ -19,6 +19,7 @@ __all__ = [
     "HistoryRow",
     "MemoryRow",
     "MetaRow",
+    "NamespaceCountRow",
     "utcnow",
 ]
 
@@ -129,6 +130,19 @@ class CoreRow(SQLModel, table=True):
     updated_at: datetime = _when()
 
 
+class NamespaceCountRow(SQLModel, table=True):
+    """Active, unpinned, judged memories per namespace, kept exact by triggers.
+
+    The capacity check reads this one row instead of counting an index range, so its
+    cost does not grow with the store.
+    """
+
+    __tablename__ = "namespace_counts"
+
+    namespace: str = Field(primary_key=True)
+    capped: int = 0
+
+
 class MetaRow(SQLModel, table=True):
     """Key/value facts about the database itself (the schema version)."""
 
@@ -156,6 +170,23 @@ SQLITE_FTS_DDL = (
         VALUES ('delete', old.seq, old.content, old.interpreted_content);
         INSERT INTO memories_fts(rowid, content, interpreted_content)
         VALUES (new.seq, new.content, new.interpreted_content); END""",
+    # A row is "capped" (counts toward max_memories) while active, unpinned and judged.
+    """CREATE TRIGGER IF NOT EXISTS memories_count_ai AFTER INSERT ON memories
+        WHEN new.archived_at IS NULL AND NOT new.pinned AND new.priority_score IS NOT NULL
+        BEGIN INSERT INTO namespace_counts(namespace, capped) VALUES (new.namespace, 1)
+        ON CONFLICT(namespace) DO UPDATE SET capped = capped + 1; END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_count_ad AFTER DELETE ON memories
+        WHEN old.archived_at IS NULL AND NOT old.pinned AND old.priority_score IS NOT NULL
+        BEGIN UPDATE namespace_counts SET capped = capped - 1
+        WHERE namespace = old.namespace; END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_count_au AFTER UPDATE OF
+        archived_at, pinned, priority_score, namespace ON memories BEGIN
+        UPDATE namespace_counts SET capped = capped - 1 WHERE namespace = old.namespace
+          AND old.archived_at IS NULL AND NOT old.pinned AND old.priority_score IS NOT NULL;
+        INSERT INTO namespace_counts(namespace, capped)
+          SELECT new.namespace, 1 WHERE new.archived_at IS NULL AND NOT new.pinned
+            AND new.priority_score IS NOT NULL
+          ON CONFLICT(namespace) DO UPDATE SET capped = capped + 1; END""",
     """CREATE TRIGGER IF NOT EXISTS memory_history_no_update BEFORE UPDATE ON memory_history
         BEGIN SELECT RAISE(ABORT, 'memory_history is append-only'); END""",
     """CREATE TRIGGER IF NOT EXISTS memory_history_no_delete BEFORE DELETE ON memory_history

@@ -4,7 +4,8 @@ Fills a fresh SQLite file to ``--size`` active memories (``max_memories`` = size
 every measured save also runs the capacity manager and archives one), then times
 ``--saves`` single saves through the sync API. The judge answers instantly, so the
 time is aimem's own: validation, duplicate check, related lookup, the write
-transaction and the capacity check. Prints one JSON line.
+transaction and the capacity check. Texts are synthetic sentences whose word
+frequencies follow Zipf's law, as natural text does. Prints one JSON line.
 
     python bench/save_overhead.py --size 10000 --saves 500
 """
@@ -22,34 +23,25 @@ from pathlib import Path
 import aimem
 from aimem.testing import FixedJudge
 
-WORDS = [
-    "coffee",
-    "rust",
-    "python",
-    "garden",
-    "sister",
-    "tokyo",
-    "allergy",
-    "meeting",
-    "deadline",
-    "piano",
-    "running",
-    "novel",
-    "cat",
-    "dentist",
-    "budget",
-    "holiday",
-    "project",
-    "kernel",
-    "tea",
-    "spring",
-    "music",
-    "cycling",
-]
+FUNCTION_WORDS = "i my the a to and of in on at is was for with we our it".split()
+SYLLABLES = "ka ri mo ten sa lu vor el an dis pe tro mi nau gel ost bri fa yo zen".split()
 
 
-def _text(rng: random.Random, i: int) -> str:
-    return f"memory {i}: " + " ".join(rng.choice(WORDS) for _ in range(12))
+class TextMaker:
+    """Sentences of 8-16 words, about a third function words, content words Zipf-distributed."""
+
+    def __init__(self, rng: random.Random, vocabulary: int = 5_000) -> None:
+        self.rng = rng
+        words: set[str] = set()
+        while len(words) < vocabulary:
+            words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
+        self.words = sorted(words)
+        self.weights = [1.0 / (rank + 1) for rank in range(len(self.words))]
+
+    def __call__(self, i: int) -> str:
+        content = self.rng.choices(self.words, self.weights, k=self.rng.randint(8, 16))
+        out = [w if self.rng.random() > 0.35 else self.rng.choice(FUNCTION_WORDS) for w in content]
+        return f"{i}: " + " ".join(out)
 
 
 def main() -> None:
@@ -59,19 +51,18 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=500, help="save_many batch used to fill")
     args = parser.parse_args()
     rng = random.Random(7)
+    text = TextMaker(rng)
     judge = FixedJudge(scorer=lambda _content: round(rng.uniform(0.3, 1.0), 2))
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp) / 'bench.db'}"
         with aimem.MemoryStore(url, judge=judge, max_memories=args.size) as store:
             fill_start = time.perf_counter()
             for start in range(0, args.size, args.batch):
-                store.save_many(
-                    [_text(rng, i) for i in range(start, min(args.size, start + args.batch))]
-                )
+                store.save_many([text(i) for i in range(start, min(args.size, start + args.batch))])
             fill_s = time.perf_counter() - fill_start
             timings = []
             for i in range(args.saves):
-                content = _text(rng, args.size + i)
+                content = text(args.size + i)
                 began = time.perf_counter()
                 store.save(content)
                 timings.append((time.perf_counter() - began) * 1000)

@@ -47,7 +47,7 @@ def test_protected_memory_is_stepped_over() -> None:
     assert ids(chosen) == [("next", OVER_CAPACITY)]
 
 
-def test_needed_candidates_covers_below_min_and_excess() -> None:
-    assert needed_candidates(active=10, below_min=0, max_memories=10, protected=0) == 0
-    assert needed_candidates(active=12, below_min=1, max_memories=10, protected=0) == 2
-    assert needed_candidates(active=5, below_min=3, max_memories=10, protected=1) == 4
+def test_needed_candidates_is_the_excess_plus_protected() -> None:
+    assert needed_candidates(above_min=10, max_memories=10, protected=0) == 0
+    assert needed_candidates(above_min=12, max_memories=10, protected=0) == 2
+    assert needed_candidates(above_min=5, max_memories=10, protected=1) == 1

@@ -120,15 +120,16 @@ def test_capacity_queries_use_the_index(db_url: str) -> None:
             " ".join(str(r[-1]) for r in con.execute("EXPLAIN QUERY PLAN " + sql, params))
             for sql, params in [
                 (
-                    "SELECT count(*) FROM memories WHERE namespace = ? AND archived_at IS NULL "
-                    "AND pinned = 0 AND priority_score IS NOT NULL",
-                    ("default",),
+                    "SELECT id FROM memories WHERE namespace = ? AND archived_at IS NULL "
+                    "AND pinned = 0 AND priority_score IS NOT NULL AND priority_score < ? "
+                    "ORDER BY priority_score, created_at, id",
+                    ("default", 0.3),
                 ),
                 (
                     "SELECT id FROM memories WHERE namespace = ? AND archived_at IS NULL "
                     "AND pinned = 0 AND priority_score IS NOT NULL "
-                    "ORDER BY priority_score, created_at, id LIMIT 3",
-                    ("default",),
+                    "AND priority_score >= ? ORDER BY priority_score, created_at, id LIMIT 3",
+                    ("default", 0.3),
                 ),
             ]
         ]
@@ -162,7 +163,8 @@ def test_fts_syntax_in_queries_never_raises(db_url: str, query: str) -> None:
 
 
 def test_fts_query_quotes_every_term() -> None:
-    assert fts_query('say "hi" NEAR you*') == '"say" OR "hi" OR "near" OR "you"'
+    assert fts_query('say "hi" NEAR you*') == '"say" OR "hi" OR "near"'
+    assert fts_query("what is it") == '"what" OR "is" OR "it"'  # nothing else to go on
     assert fts_query("?!") is None
 
 
@@ -182,3 +184,31 @@ def test_several_processes_create_and_write_one_file(db_url: str) -> None:
     assert [p.exitcode for p in procs] == [0, 0, 0, 0]
     with aimem.MemoryStore(db_url, judge=FixedJudge(), max_memories=1000) as store:
         assert store.stats().total == 40
+
+
+def test_other_databases_are_refused_until_supported() -> None:
+    with pytest.raises(aimem.StorageError, match="SQLite only"):
+        aimem.MemoryStore("postgresql://user@localhost/aimem", judge=FixedJudge())
+
+
+def test_capped_counts_stay_exact_through_every_transition(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=FixedJudge(), max_memories=3) as store:
+        ids = [store.save(f"m{i} [score=0.{i + 4}]").id for i in range(5)]  # 2 archived
+        store.pin(ids[4])
+        store.restore(ids[0])
+        store.unpin(ids[4])
+        store.delete(ids[3])
+        store.update(ids[2], "m2 changed [score=0.1]")  # below min: archived
+        store.save("low [score=0.1]")
+        con = sqlite3.connect(_path(db_url))
+        try:
+            (kept,) = con.execute(
+                "SELECT capped FROM namespace_counts WHERE namespace = 'default'"
+            ).fetchone()
+            (actual,) = con.execute(
+                "SELECT count(*) FROM memories WHERE namespace = 'default' AND archived_at IS NULL"
+                " AND pinned = 0 AND priority_score IS NOT NULL"
+            ).fetchone()
+        finally:
+            con.close()
+        assert kept == actual == len(store.list()) <= 3
