@@ -24,22 +24,23 @@ __all__ = ["Settings", "config_dir", "data_dir", "default_database_url"]
 APP = "aimem"
 
 
-def data_dir() -> Path:
-    """Platform data directory (``~/.local/share/aimem`` on Linux, honouring XDG_DATA_HOME)."""
+def _platform_dir(xdg_var: str, xdg_default: str, windows_var: str, windows_default: str) -> Path:
+    """The per-user directory for aimem on this platform, honouring the usual variables."""
     if sys.platform == "win32":  # pragma: no cover - platform specific
-        return Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData/Local")) / APP
+        return Path(os.environ.get(windows_var) or Path.home() / windows_default) / APP
     if sys.platform == "darwin":  # pragma: no cover - platform specific
         return Path.home() / "Library/Application Support" / APP
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local/share") / APP
+    return Path(os.environ.get(xdg_var) or Path.home() / xdg_default) / APP
+
+
+def data_dir() -> Path:
+    """Platform data directory (``~/.local/share/aimem`` on Linux, honouring XDG_DATA_HOME)."""
+    return _platform_dir("XDG_DATA_HOME", ".local/share", "LOCALAPPDATA", "AppData/Local")
 
 
 def config_dir() -> Path:
     """Platform config directory (``~/.config/aimem`` on Linux, honouring XDG_CONFIG_HOME)."""
-    if sys.platform == "win32":  # pragma: no cover - platform specific
-        return Path(os.environ.get("APPDATA", Path.home() / "AppData/Roaming")) / APP
-    if sys.platform == "darwin":  # pragma: no cover - platform specific
-        return Path.home() / "Library/Application Support" / APP
-    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / APP
+    return _platform_dir("XDG_CONFIG_HOME", ".config", "APPDATA", "AppData/Roaming")
 
 
 def default_database_url() -> str:

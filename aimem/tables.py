@@ -152,24 +152,44 @@ class MetaRow(SQLModel, table=True):
     value: str
 
 
-# Keyword index over raw and interpreted text, kept in step by triggers; the history
-# table refuses UPDATE and DELETE so "append-only" holds even for hand-written SQL.
+# Two keyword indexes over raw and interpreted text, kept in step by triggers:
+# memories_fts holds every memory (searches that include the archive), and
+# memories_active_fts only the active ones, so the everyday search and the related
+# lookup on each save cost what the active set costs, however large the archive grows.
+_FTS_OPTIONS = (
+    "content, interpreted_content, content='memories', content_rowid='seq', "
+    "tokenize='porter unicode61 remove_diacritics 2'"
+)
 SQLITE_FTS_DDL = (
-    """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-        content, interpreted_content, content='memories', content_rowid='seq',
-        tokenize='porter unicode61 remove_diacritics 2')""",
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5({_FTS_OPTIONS})",
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS memories_active_fts USING fts5({_FTS_OPTIONS})",
     """CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN
         INSERT INTO memories_fts(rowid, content, interpreted_content)
-        VALUES (new.seq, new.content, new.interpreted_content); END""",
+        VALUES (new.seq, new.content, new.interpreted_content);
+        INSERT INTO memories_active_fts(rowid, content, interpreted_content)
+        SELECT new.seq, new.content, new.interpreted_content WHERE new.archived_at IS NULL;
+        END""",
     """CREATE TRIGGER IF NOT EXISTS memories_fts_ad AFTER DELETE ON memories BEGIN
         INSERT INTO memories_fts(memories_fts, rowid, content, interpreted_content)
-        VALUES ('delete', old.seq, old.content, old.interpreted_content); END""",
+        VALUES ('delete', old.seq, old.content, old.interpreted_content);
+        INSERT INTO memories_active_fts(memories_active_fts, rowid, content, interpreted_content)
+        SELECT 'delete', old.seq, old.content, old.interpreted_content
+        WHERE old.archived_at IS NULL;
+        END""",
     """CREATE TRIGGER IF NOT EXISTS memories_fts_au AFTER UPDATE OF content, interpreted_content
         ON memories BEGIN
         INSERT INTO memories_fts(memories_fts, rowid, content, interpreted_content)
         VALUES ('delete', old.seq, old.content, old.interpreted_content);
         INSERT INTO memories_fts(rowid, content, interpreted_content)
         VALUES (new.seq, new.content, new.interpreted_content); END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_active_fts_au
+        AFTER UPDATE OF content, interpreted_content, archived_at ON memories BEGIN
+        INSERT INTO memories_active_fts(memories_active_fts, rowid, content, interpreted_content)
+        SELECT 'delete', old.seq, old.content, old.interpreted_content
+        WHERE old.archived_at IS NULL;
+        INSERT INTO memories_active_fts(rowid, content, interpreted_content)
+        SELECT new.seq, new.content, new.interpreted_content WHERE new.archived_at IS NULL;
+        END""",
     # A row is "capped" (counts toward max_memories) while active, unpinned and judged.
     """CREATE TRIGGER IF NOT EXISTS memories_count_ai AFTER INSERT ON memories
         WHEN new.archived_at IS NULL AND NOT new.pinned AND new.priority_score IS NOT NULL

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import aimem
-from aimem.store import fts_query
+from aimem.keywords import fts_query
 from aimem.tables import SCHEMA_VERSION
 from aimem.testing import FixedJudge
 

@@ -1,0 +1,430 @@
+"""SQL building blocks run inside one of the store's transactions (SQLAlchemy Core).
+
+Each function takes an open ``Connection`` and does one thing; ``store.py`` decides
+which run together in a transaction. Core statements, not ORM sessions: a save runs a
+dozen of them and the unit-of-work bookkeeping would cost more than SQLite itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Integer,
+    Table,
+    bindparam,
+    case,
+    false,
+    func,
+    insert,
+    select,
+    text,
+    true,
+    update,
+)
+from sqlalchemy import delete as sql_delete
+from sqlalchemy.engine import RowMapping
+from sqlalchemy.sql.elements import BindParameter
+
+from .capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
+from .exceptions import NotFoundError
+from .ids import new_id
+from .keywords import fts_query
+from .models import Interpretation, Memory
+from .tables import CoreRow, HistoryRow, MemoryRow, NamespaceCountRow, utcnow
+
+__all__ = [
+    "NewMemory",
+    "active_duplicate",
+    "apply_capacity",
+    "archive_all_unpinned",
+    "by_ids",
+    "count_capped",
+    "delete_memory",
+    "get_core",
+    "insert_memory",
+    "keyword_matches",
+    "memories",
+    "namespace_stats",
+    "plan_capacity",
+    "record",
+    "reinforce",
+    "replace_interpretation",
+    "require",
+    "select_memories",
+    "set_core",
+    "set_fields",
+]
+
+MEMORIES: Table = MemoryRow.__table__  # type: ignore[attr-defined]
+HISTORY: Table = HistoryRow.__table__  # type: ignore[attr-defined]
+CORE: Table = CoreRow.__table__  # type: ignore[attr-defined]
+COUNTS: Table = NamespaceCountRow.__table__  # type: ignore[attr-defined]
+m = MEMORIES.c
+
+# Statements on the save path are built once: constructing a SQLAlchemy expression
+# costs more than SQLite takes to run it, and a prebuilt one also reuses its cache key.
+_NS: BindParameter[str] = bindparam("ns")
+_ID: BindParameter[str] = bindparam("id")
+_IDS: BindParameter[list[str]] = bindparam("ids", expanding=True)
+_BY_ID = select(MEMORIES).where(m.namespace == _NS, m.id == _ID)
+_BY_IDS = select(MEMORIES).where(m.id.in_(_IDS))
+_ACTIVE_DUPLICATE = (
+    select(m.id)
+    .where(m.namespace == _NS, m.content_hash == bindparam("digest"), m.archived_at.is_(None))
+    .limit(1)
+)
+_REINFORCE = (
+    update(MEMORIES)
+    .where(m.namespace == _NS, m.id.in_(_IDS))
+    .values(access_count=m.access_count + 1, last_accessed_at=bindparam("now"))
+)
+_INSERT_MEMORY = insert(MEMORIES)
+_INSERT_HISTORY = insert(HISTORY)
+_COUNT_CAPPED = select(COUNTS.c.capped).where(COUNTS.c.namespace == _NS)
+_CAPPED = (
+    (m.namespace == _NS)
+    & m.archived_at.is_(None)
+    & (m.pinned == false())
+    & m.priority_score.is_not(None)
+)
+_FORGETTING_ORDER = (m.priority_score, m.created_at, m.id)
+_BELOW_MIN = (
+    select(m.id, m.priority_score, m.created_at)
+    .where(_CAPPED & (m.priority_score < bindparam("threshold")))
+    .order_by(*_FORGETTING_ORDER)
+)
+_LOWEST_ABOVE_MIN = (
+    select(m.id, m.priority_score, m.created_at)
+    .where(_CAPPED & (m.priority_score >= bindparam("threshold")))
+    .order_by(*_FORGETTING_ORDER)
+    .limit(bindparam("limit"))
+)
+_ARCHIVE = (
+    update(MEMORIES)
+    .where(m.namespace == _NS, m.id.in_(_IDS))
+    .values(
+        archived_at=bindparam("now"),
+        archive_reason=bindparam("reason"),
+        version=m.version + 1,
+        updated_at=bindparam("now"),
+    )
+    .returning(m.id, m.version)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """A judged (or client-scored) memory ready to insert."""
+
+    content: str
+    interpretation: Interpretation
+    score_source: str
+    user_context: str | None = None
+
+
+def _memory(row: RowMapping) -> Memory:
+    return Memory.model_validate(dict(row))
+
+
+def select_memories() -> Any:
+    """``SELECT * FROM memories``, ready for ``.where`` / ``.order_by``."""
+    return select(MEMORIES)
+
+
+def memories(conn: Connection, query: Any) -> list[Memory]:
+    """Run a ``select_memories()`` query."""
+    return [_memory(row) for row in conn.execute(query).mappings()]
+
+
+def require(conn: Connection, namespace: str, memory_id: str) -> Memory:
+    """The memory with this id in this namespace, or NotFoundError naming the fix."""
+    row = conn.execute(_BY_ID, {"ns": namespace, "id": memory_id}).mappings().one_or_none()
+    if row is None:
+        raise NotFoundError(
+            f"No memory with id {memory_id!r} in namespace {namespace!r}: "
+            "check the id with store.list(include_archived=True)"
+        )
+    return _memory(row)
+
+
+def by_ids(conn: Connection, ids: Iterable[str]) -> dict[str, Memory]:
+    """Current state of the given memories, by id (one query)."""
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return {}
+    rows = conn.execute(_BY_IDS, {"ids": wanted}).mappings()
+    return {row["id"]: _memory(row) for row in rows}
+
+
+def active_duplicate(conn: Connection, namespace: str, digest: str) -> str | None:
+    """Id of the active memory whose content hashes to ``digest``, if any."""
+    found = conn.execute(_ACTIVE_DUPLICATE, {"ns": namespace, "digest": digest})
+    return found.scalar_one_or_none()
+
+
+def reinforce(conn: Connection, namespace: str, ids: Sequence[str]) -> None:
+    """Bump access counters of memories just returned to a caller, in one statement."""
+    if ids:
+        conn.execute(_REINFORCE, {"ns": namespace, "ids": list(ids), "now": utcnow()})
+
+
+def _interpretation_values(item: NewMemory) -> dict[str, Any]:
+    interp = item.interpretation
+    usage = interp.usage
+    values: dict[str, Any] = {
+        "content": item.content,
+        "interpreted_content": interp.interpreted_content,
+        "emotional_impact": interp.emotional_impact,
+        "user_relevance": interp.user_relevance,
+        "novelty": interp.novelty,
+        "utility": interp.utility,
+        "priority_score": interp.priority_score,
+        "rationale": interp.rationale,
+        "score_source": item.score_source,
+        "model": interp.model or (usage.model if usage else None),
+        "prompt_version": interp.prompt_version,
+        "prompt_tokens": usage.prompt_tokens if usage else 0,
+        "completion_tokens": usage.completion_tokens if usage else 0,
+        "judge_latency_ms": usage.latency_ms if usage else 0.0,
+        "judge_retries": usage.retries if usage else 0,
+    }
+    if item.user_context is not None:
+        values["user_context"] = item.user_context
+    return values
+
+
+def insert_memory(conn: Connection, namespace: str, item: NewMemory, digest: str) -> str:
+    """Insert one memory and its ``save`` event; returns the new id."""
+    now = utcnow()
+    memory_id = new_id()
+    values = {"user_context": None, **_interpretation_values(item)}
+    conn.execute(
+        _INSERT_MEMORY,
+        {
+            "id": memory_id,
+            "namespace": namespace,
+            "content_hash": digest,
+            "created_at": now,
+            "updated_at": now,
+            "last_accessed_at": now,
+            "access_count": 0,
+            "pinned": False,
+            "version": 1,
+            **values,
+        },
+    )
+    record(conn, namespace, [(memory_id, 1)], "save", now)
+    return memory_id
+
+
+def replace_interpretation(
+    conn: Connection, namespace: str, memory_id: str, item: NewMemory, digest: str
+) -> None:
+    """New content and judgement for an existing memory (``update``), version + 1."""
+    version = set_fields(
+        conn,
+        namespace,
+        memory_id,
+        {**_interpretation_values(item), "content_hash": digest},
+    )
+    record(conn, namespace, [(memory_id, version)], "update", utcnow())
+
+
+def set_fields(conn: Connection, namespace: str, memory_id: str, values: Mapping[str, Any]) -> int:
+    """Change fields of one memory, bumping version and updated_at; returns the new version."""
+    version = conn.execute(
+        update(MEMORIES)
+        .where(m.namespace == namespace, m.id == memory_id)
+        .values(**values, version=m.version + 1, updated_at=utcnow())
+        .returning(m.version)
+    ).scalar_one_or_none()
+    if version is None:
+        raise NotFoundError(f"No memory with id {memory_id!r} in namespace {namespace!r}")
+    return int(version)
+
+
+def record(
+    conn: Connection,
+    namespace: str,
+    versions: Sequence[tuple[str, int]],
+    event: str,
+    at: datetime,
+    detail: Mapping[str, Any] | None = None,
+) -> None:
+    """Append one history event per ``(memory_id, version)`` (never the memory's text)."""
+    if versions:
+        payload = json.dumps(dict(detail or {}), sort_keys=True)
+        conn.execute(
+            _INSERT_HISTORY,
+            [
+                {
+                    "memory_id": memory_id,
+                    "namespace": namespace,
+                    "event": event,
+                    "version": version,
+                    "at": at,
+                    "detail": payload,
+                }
+                for memory_id, version in versions
+            ],
+        )
+
+
+def delete_memory(conn: Connection, namespace: str, memory_id: str) -> None:
+    """Hard-delete one memory, logging the event first."""
+    current = require(conn, namespace, memory_id)
+    record(conn, namespace, [(memory_id, current.version)], "delete", utcnow())
+    conn.execute(sql_delete(MEMORIES).where(m.namespace == namespace, m.id == memory_id))
+
+
+# -- capacity ------------------------------------------------------------------------
+
+
+def count_capped(conn: Connection, namespace: str) -> int:
+    """Active, unpinned, judged memories: one row kept exact by triggers, never a count."""
+    return int(conn.execute(_COUNT_CAPPED, {"ns": namespace}).scalar_one_or_none() or 0)
+
+
+def _candidates(conn: Connection, statement: Any, params: dict[str, Any]) -> list[Candidate]:
+    return [Candidate(i, float(p), c) for i, p, c in conn.execute(statement, params)]
+
+
+def plan_capacity(
+    conn: Connection,
+    namespace: str,
+    policy: CapacityPolicy,
+    protected: frozenset[str] = frozenset(),
+) -> list[tuple[Candidate, str]]:
+    """What the capacity rules would archive now, reading only what can be archived.
+
+    Every below-min row, then the few lowest above it. With auto-prune on, below-min
+    rows are archived as they arrive, so the first query normally returns at most the
+    memory just saved; nothing here scans the namespace.
+    """
+    active = count_capped(conn, namespace)
+    params: dict[str, Any] = {"ns": namespace, "threshold": policy.min_priority_score}
+    below = _candidates(conn, _BELOW_MIN, params)
+    wanted = needed_candidates(active - len(below), policy.max_memories, len(protected))
+    above = _candidates(conn, _LOWEST_ABOVE_MIN, {**params, "limit": wanted}) if wanted else []
+    return choose_forgotten(below + above, active=active, policy=policy, protected=protected)
+
+
+def _archive(
+    conn: Connection, namespace: str, ids: Sequence[str], reason: str, now: datetime
+) -> None:
+    if not ids:
+        return
+    params = {"ns": namespace, "ids": list(ids), "now": now, "reason": reason}
+    rows = conn.execute(_ARCHIVE, params).all()
+    record(conn, namespace, [(i, v) for i, v in rows], "archive", now, {"reason": reason})
+
+
+def apply_capacity(
+    conn: Connection,
+    namespace: str,
+    policy: CapacityPolicy,
+    protected: frozenset[str] = frozenset(),
+) -> list[str]:
+    """Archive what the capacity rules choose; returns the archived ids in forgetting order."""
+    chosen = plan_capacity(conn, namespace, policy, protected)
+    now = utcnow()
+    for reason in dict.fromkeys(r for _, r in chosen):
+        _archive(conn, namespace, [c.id for c, r in chosen if r == reason], reason, now)
+    return [c.id for c, _ in chosen]
+
+
+def archive_all_unpinned(conn: Connection, namespace: str, reason: str) -> list[str]:
+    """Archive every active unpinned memory (``compress``); returns their ids."""
+    ids = list(
+        conn.execute(
+            select(m.id).where(
+                m.namespace == namespace, m.archived_at.is_(None), m.pinned == false()
+            )
+        ).scalars()
+    )
+    _archive(conn, namespace, ids, reason, utcnow())
+    return ids
+
+
+# -- search and stats ----------------------------------------------------------------
+
+
+def keyword_matches(
+    conn: Connection,
+    namespace: str,
+    query: str,
+    *,
+    limit: int,
+    min_score: float | None = None,
+    include_archived: bool = False,
+) -> list[tuple[Memory, float]]:
+    """BM25 keyword matches as ``(memory, bm25)``; lower bm25 is better (SQLite's sign)."""
+    match = fts_query(query)
+    if match is None:
+        return []
+    index = "memories_fts" if include_archived else "memories_active_fts"
+    sql = (
+        f"SELECT m.seq, bm25({index}) AS rank FROM {index} "
+        f"JOIN memories m ON m.seq = {index}.rowid "
+        f"WHERE {index} MATCH :match AND m.namespace = :ns "
+        + ("" if min_score is None else "AND m.priority_score >= :min ")
+        + "ORDER BY rank LIMIT :limit"
+    )
+    params = {"match": match, "ns": namespace, "min": min_score, "limit": limit}
+    ranked = conn.execute(text(sql), params).all()
+    if not ranked:
+        return []
+    rows = conn.execute(select(MEMORIES).where(m.seq.in_([r[0] for r in ranked]))).mappings()
+    found = {row["seq"]: _memory(row) for row in rows}
+    return [(found[seq], float(rank)) for seq, rank in ranked]
+
+
+def namespace_stats(conn: Connection, namespace: str) -> dict[str, Any]:
+    """Counts and token totals of one namespace, in one aggregate query."""
+    active = m.archived_at.is_(None)
+    judged = m.priority_score.is_not(None)
+
+    def flag(condition: Any) -> Any:
+        return func.sum(case((condition, 1), else_=0).cast(Integer))
+
+    row = (
+        conn.execute(
+            select(
+                func.count().label("total"),
+                flag(~active).label("archived"),
+                flag(active & ~judged).label("pending"),
+                flag(active & (m.pinned == true())).label("pinned"),
+                flag(active).label("count"),
+                func.avg(case((active, m.priority_score), else_=None)).label("mean_priority"),
+                func.coalesce(func.sum(m.prompt_tokens), 0).label("prompt_tokens"),
+                func.coalesce(func.sum(m.completion_tokens), 0).label("completion_tokens"),
+            ).where(m.namespace == namespace)
+        )
+        .mappings()
+        .one()
+    )
+    return {k: (v if k == "mean_priority" else int(v or 0)) for k, v in row.items()}
+
+
+def get_core(conn: Connection, namespace: str) -> str:
+    """The namespace's core text ('' until set)."""
+    value = conn.execute(
+        select(CORE.c.text).where(CORE.c.namespace == namespace)
+    ).scalar_one_or_none()
+    return str(value or "")
+
+
+def set_core(conn: Connection, namespace: str, text_: str) -> None:
+    """Replace the namespace's core text."""
+    now = utcnow()
+    updated = conn.execute(
+        update(CORE).where(CORE.c.namespace == namespace).values(text=text_, updated_at=now)
+    )
+    if updated.rowcount == 0:
+        conn.execute(insert(CORE).values(namespace=namespace, text=text_, updated_at=now))
