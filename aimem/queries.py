@@ -34,7 +34,7 @@ from sqlalchemy.sql.elements import BindParameter
 from .capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
 from .exceptions import NotFoundError
 from .ids import new_id
-from .keywords import fts_query
+from .keywords import match_any, query_terms, quote
 from .models import Interpretation, Memory
 from .tables import CoreRow, HistoryRow, MemoryRow, NamespaceCountRow, utcnow
 
@@ -363,12 +363,20 @@ def keyword_matches(
     limit: int,
     min_score: float | None = None,
     include_archived: bool = False,
+    rare_terms_only: bool = False,
 ) -> list[tuple[Memory, float]]:
-    """BM25 keyword matches as ``(memory, bm25)``; lower bm25 is better (SQLite's sign)."""
-    match = fts_query(query)
+    """BM25 keyword matches as ``(memory, bm25)``; lower bm25 is better (SQLite's sign).
+
+    ``rare_terms_only`` matches only the query's least common words (see ``_rare``):
+    nearly the same top hits, at a cost that does not grow with the store.
+    """
+    index = "memories_fts" if include_archived else "memories_active_fts"
+    terms = query_terms(query)
+    if rare_terms_only:
+        terms = _rare(conn, index, terms)
+    match = match_any(terms)
     if match is None:
         return []
-    index = "memories_fts" if include_archived else "memories_active_fts"
     sql = (
         f"SELECT m.seq, bm25({index}) AS rank FROM {index} "
         f"JOIN memories m ON m.seq = {index}.rowid "
@@ -383,6 +391,32 @@ def keyword_matches(
     rows = conn.execute(select(MEMORIES).where(m.seq.in_([r[0] for r in ranked]))).mappings()
     found = {row["seq"]: _memory(row) for row in rows}
     return [(found[seq], float(rank)) for seq, rank in ranked]
+
+
+#: A term in at least this many indexed memories counts as common.
+_COMMON_DF = 200
+#: How many rare terms a related lookup matches, and how many common ones when it has no rare.
+_RARE_TERMS, _COMMON_FALLBACK = 8, 3
+
+
+def _rare(conn: Connection, index: str, terms: Sequence[str]) -> list[str]:
+    """The least common of ``terms`` in ``index``, by document counts capped at ``_COMMON_DF``.
+
+    Counting stops at the cap, so one query over all terms costs little even when a term
+    is in every memory. BM25 gives common terms almost no weight anyway, but ranking the
+    thousands of rows they match is what makes a full query slow.
+    """
+    if not terms:
+        return []
+    counts = ", ".join(
+        f"(SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH :t{i} LIMIT :cap))"
+        for i in range(len(terms))
+    )
+    params: dict[str, Any] = {f"t{i}": quote(t) for i, t in enumerate(terms)}
+    row = conn.execute(text(f"SELECT {counts}"), {**params, "cap": _COMMON_DF}).one()
+    ranked = sorted((df, i) for i, df in enumerate(row) if df)
+    rare = [terms[i] for df, i in ranked if df < _COMMON_DF][:_RARE_TERMS]
+    return rare or [terms[i] for _, i in ranked[:_COMMON_FALLBACK]]
 
 
 def namespace_stats(conn: Connection, namespace: str) -> dict[str, Any]:

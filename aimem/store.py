@@ -158,6 +158,7 @@ class Database:
         limit: int,
         min_score: float | None = None,
         include_archived: bool = False,
+        rare_terms_only: bool = False,
     ) -> list[tuple[Memory, float]]:
         """BM25 keyword matches as ``(memory, bm25)``; lower bm25 is better (SQLite's sign)."""
         return self._reading(
@@ -168,14 +169,20 @@ class Database:
                 limit=limit,
                 min_score=min_score,
                 include_archived=include_archived,
+                rare_terms_only=rare_terms_only,
             )
         )
 
     def related(self, namespace: str, content: str, limit: int) -> list[Memory]:
-        """Active memories sharing words with ``content``, best first, for judging novelty."""
+        """Active memories sharing words with ``content``, best first, for judging novelty.
+
+        Only the content's least common words are matched: enough to find what it
+        repeats, and cheap on every save however large the active set is.
+        """
         if limit <= 0:
             return []
-        return [m for m, _ in self.keyword_search(namespace, content, limit=limit)]
+        matches = self.keyword_search(namespace, content, limit=limit, rare_terms_only=True)
+        return [m for m, _ in matches]
 
     def stats(self, namespace: str, policy: CapacityPolicy) -> Stats:
         """Counts and token totals of one namespace."""

@@ -212,3 +212,8 @@ def test_capped_counts_stay_exact_through_every_transition(db_url: str) -> None:
         finally:
             con.close()
         assert kept == actual == len(store.list()) <= 3
+
+
+def test_long_inputs_keep_their_longest_words() -> None:
+    query = fts_query("a b cc dd eee ffff ggggg", max_terms=3)
+    assert query == '"eee" OR "ffff" OR "ggggg"'
