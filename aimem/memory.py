@@ -22,7 +22,7 @@ from .ranking import rank_keyword_hits
 from .render import render_context
 from .settings import Settings, default_database_url
 from .store import Database, NewMemory, Order, content_hash
-from .sync import run_sync
+from .sync import on_sync_loop, run_sync
 from .validation import (
     check_content,
     check_contents,
@@ -147,8 +147,16 @@ class AsyncMemoryStore:
         await self.aclose()
 
     async def _db_call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run a database call without stalling the caller's event loop.
+
+        On a user's loop it goes to a worker thread. On aimem's private loop (a sync
+        store's call) nobody else waits on the loop but our own concurrent judgements,
+        so it runs inline: a thread hop would cost more than the query itself.
+        """
         if self._closed:
             raise AimemError("This memory store is closed: open a new one")
+        if on_sync_loop():
+            return fn(*args, **kwargs)
         return await asyncio.to_thread(fn, *args, **kwargs)
 
     # -- judging --------------------------------------------------------------------

@@ -44,6 +44,7 @@ __all__ = [
     "apply_capacity",
     "archive_all_unpinned",
     "by_ids",
+    "compact_active_index",
     "count_capped",
     "delete_memory",
     "get_core",
@@ -408,15 +409,25 @@ def _rare(conn: Connection, index: str, terms: Sequence[str]) -> list[str]:
     """
     if not terms:
         return []
-    counts = ", ".join(
-        f"(SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH :t{i} LIMIT :cap))"
-        for i in range(len(terms))
-    )
-    params: dict[str, Any] = {f"t{i}": quote(t) for i, t in enumerate(terms)}
-    row = conn.execute(text(f"SELECT {counts}"), {**params, "cap": _COMMON_DF}).one()
+    # One statement whose text depends only on the number of terms; run below SQLAlchemy's
+    # compiler, which would otherwise compile each new text afresh on every save.
+    count = f"(SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH ? LIMIT ?))"
+    sql = "SELECT " + ", ".join([count] * len(terms))
+    params = tuple(p for t in terms for p in (quote(t), _COMMON_DF))
+    row = conn.exec_driver_sql(sql, params).one()
     ranked = sorted((df, i) for i, df in enumerate(row) if df)
     rare = [terms[i] for df, i in ranked if df < _COMMON_DF][:_RARE_TERMS]
     return rare or [terms[i] for _, i in ranked[:_COMMON_FALLBACK]]
+
+
+def compact_active_index(conn: Connection) -> None:
+    """Merge the active keyword index so deleted entries stop costing every query.
+
+    FTS5 keeps a tombstone for each archived memory until its segments merge; in a
+    capped store nearly every memory is archived eventually, so without this the
+    small active index would drag along the whole history.
+    """
+    conn.exec_driver_sql("INSERT INTO memories_active_fts(memories_active_fts) VALUES ('optimize')")
 
 
 def namespace_stats(conn: Connection, namespace: str) -> dict[str, Any]:

@@ -37,6 +37,8 @@ Order = Literal["priority", "recent"]
 #: How long a writer waits for SQLite's lock before our own retry loop takes over.
 BUSY_TIMEOUT_MS = 10_000
 _LOCK_RETRIES = 5
+#: Archived memories after which this process compacts the active keyword index.
+COMPACT_EVERY = 256
 _m = q.MEMORIES.c
 
 
@@ -52,6 +54,7 @@ class Database:
         self.url = url
         self.engine = _sqlite_engine(url)
         self._writer = self.engine.execution_options(aimem_write=True)
+        self._archived_since_compaction = 0
         self._with_retry(self._init_schema)
 
     def close(self) -> None:
@@ -98,6 +101,13 @@ class Database:
                 return work(conn)
 
         return self._with_retry(run)
+
+    def _archived(self, conn: Connection, count: int) -> None:
+        """Note archived memories; now and then compact the active index in this transaction."""
+        self._archived_since_compaction += count
+        if self._archived_since_compaction >= COMPACT_EVERY:
+            q.compact_active_index(conn)
+            self._archived_since_compaction = 0
 
     def _init_schema(self) -> None:
         meta = MetaRow.__table__  # type: ignore[attr-defined]
@@ -253,6 +263,7 @@ class Database:
                     ids.append(q.insert_memory(conn, namespace, item, digest))
             if policy.auto_prune:
                 archived += q.apply_capacity(conn, namespace, policy)
+            self._archived(conn, len(archived))
             current = q.by_ids(conn, [*ids, *archived])
             return [current[i] for i in ids], [current[i] for i in archived]
 
@@ -266,6 +277,7 @@ class Database:
         def work(conn: Connection) -> tuple[Memory, list[Memory]]:
             q.replace_interpretation(conn, namespace, memory_id, item, content_hash(item.content))
             archived = q.apply_capacity(conn, namespace, policy) if policy.auto_prune else []
+            self._archived(conn, len(archived))
             current = q.by_ids(conn, [memory_id, *archived])
             return current[memory_id], [current[i] for i in archived]
 
@@ -302,6 +314,7 @@ class Database:
                 if policy.auto_prune
                 else []
             )
+            self._archived(conn, len(archived))
             now = q.by_ids(conn, [memory_id, *archived])
             return now[memory_id], [now[i] for i in archived]
 
@@ -324,6 +337,7 @@ class Database:
 
         def work(conn: Connection) -> list[Memory]:
             archived = q.apply_capacity(conn, namespace, policy)
+            self._archived(conn, len(archived))
             found = q.by_ids(conn, archived)
             return [found[i] for i in archived]
 

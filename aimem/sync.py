@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from .exceptions import AimemError
 
-__all__ = ["run_sync"]
+__all__ = ["on_sync_loop", "run_sync"]
 
 T = TypeVar("T")
 
@@ -49,10 +49,15 @@ def _shutdown() -> None:
             loop.close()
 
 
+def on_sync_loop() -> bool:
+    """True when called from aimem's own background loop (a sync store's call)."""
+    return threading.current_thread() is _thread
+
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` on aimem's background loop and return its result (or raise its error)."""
     loop = _background_loop()
-    if threading.current_thread() is _thread:
+    if on_sync_loop():
         coro.close()
         raise AimemError(
             "A synchronous aimem store was called from aimem's own event loop (for example "

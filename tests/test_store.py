@@ -217,3 +217,24 @@ def test_capped_counts_stay_exact_through_every_transition(db_url: str) -> None:
 def test_long_inputs_keep_their_longest_words() -> None:
     query = fts_query("a b cc dd eee ffff ggggg", max_terms=3)
     assert query == '"eee" OR "ffff" OR "ggggg"'
+
+
+def test_keyword_indexes_stay_right_through_archive_restore_and_compaction(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("aimem.store.COMPACT_EVERY", 3)
+    with aimem.MemoryStore(db_url, judge=FixedJudge(), max_memories=2) as store:
+        saved = [store.save(f"garden note {i} [score=0.{i + 4}]") for i in range(6)]
+        active = {m.id for m in store.list()}
+        assert {h.memory.id for h in store.search("garden")} == active
+        everything = store.search("garden", include_archived=True)
+        assert {h.memory.id for h in everything} == {m.id for m in saved}
+        store.restore(saved[0].id)
+        store.update(saved[0].id, "orchard note [score=0.95]")
+        assert [h.memory.id for h in store.search("orchard")] == [saved[0].id]
+        assert saved[0].id not in {h.memory.id for h in store.search("garden")}
+    con = sqlite3.connect(_path(db_url))
+    try:  # the full index mirrors the table exactly
+        con.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)")
+    finally:
+        con.close()
