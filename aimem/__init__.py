@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .embeddings import Embedder, EmbeddingError, LocalEmbedder, OpenAIEmbedder
 from .exceptions import (
     AimemError,
     ConflictError,
@@ -21,7 +22,15 @@ from .exceptions import (
 from .heuristic import HeuristicJudge
 from .judge import OpenAIJudge
 from .memory import AsyncMemoryStore, MemoryStore
-from .models import Interpretation, Memory, PruneReport, SearchHit, Stats, Usage
+from .models import (
+    Interpretation,
+    Memory,
+    PruneReport,
+    RelatedMemory,
+    SearchHit,
+    Stats,
+    Usage,
+)
 from .protocols import Judge
 from .settings import Settings
 
@@ -31,15 +40,20 @@ __all__ = [
     "AimemError",
     "AsyncMemoryStore",
     "ConflictError",
+    "Embedder",
+    "EmbeddingError",
     "HeuristicJudge",
     "Interpretation",
     "Judge",
     "JudgeError",
+    "LocalEmbedder",
     "Memory",
     "MemoryStore",
     "NotFoundError",
+    "OpenAIEmbedder",
     "OpenAIJudge",
     "PruneReport",
+    "RelatedMemory",
     "SearchHit",
     "Settings",
     "Stats",

@@ -45,7 +45,15 @@ from .models import Interpretation, Memory, Usage
 from .prompts import PromptTemplate, load_prompt, new_nonce
 from .scoring import COMPONENT_MAX, COMPONENTS
 
-__all__ = ["OpenAIJudge", "build_messages", "retry_after"]
+__all__ = [
+    "OpenAIJudge",
+    "build_messages",
+    "describe_error",
+    "is_transient",
+    "new_client",
+    "retry_after",
+    "wait_strategy",
+]
 
 #: Related memories shown to the model for judging novelty, and how much of each.
 _MAX_RELATED = 5
@@ -207,7 +215,7 @@ class OpenAIJudge:
         self._client = (
             client.with_options(max_retries=0)
             if client is not None
-            else _new_client(base_url, api_key, timeout)
+            else new_client(base_url, api_key, timeout)
         )
         self._secret = self._client.api_key
 
@@ -268,8 +276,8 @@ class OpenAIJudge:
         """One successful exchange, retrying transient failures with backoff."""
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_attempts),
-            wait=_wait_strategy(self.max_retry_wait),
-            retry=retry_if_exception(_is_transient),
+            wait=wait_strategy(self.max_retry_wait),
+            retry=retry_if_exception(is_transient),
             sleep=_sleep,
             reraise=True,
         )
@@ -293,7 +301,7 @@ class OpenAIJudge:
             )
             reply = _read_reply(completion)
         except openai.APIError as exc:
-            tally.fail(_describe_error(exc))
+            tally.fail(describe_error(exc))
             raise
         except (ValueError, _UnreadableError) as exc:  # the SDK's json() on a garbled 200 body
             tally.fail("unreadable response body")
@@ -307,10 +315,10 @@ class OpenAIJudge:
             "last_raw": tally.last_raw,
             "errors": tally.errors,
         }
-        if _is_transient(exc):
+        if is_transient(exc):
             return JudgeError(
                 f"The LLM endpoint kept failing after {tally.requests} attempts "
-                f"(last: {_describe_error(exc)}); try again later, or raise max_attempts "
+                f"(last: {describe_error(exc)}); try again later, or raise max_attempts "
                 "or timeout.",
                 **evidence,
             )
@@ -345,14 +353,23 @@ class OpenAIJudge:
         )
 
 
-def _new_client(base_url: str | None, api_key: str | None, timeout: float) -> openai.AsyncOpenAI:
+def new_client(
+    base_url: str | None,
+    api_key: str | None,
+    timeout: float,
+    *,
+    missing: str = "No LLM configured for OpenAIJudge: set OPENAI_API_KEY or base_url, "
+    "or pass judge=aimem.HeuristicJudge()",
+) -> openai.AsyncOpenAI:
+    """An SDK client by aimem's rules: arguments, then ``OPENAI_*`` env; a URL needs no key.
+
+    Raises:
+        ValidationError: with the ``missing`` message, when there is neither key nor URL.
+    """
     key = api_key or os.environ.get("OPENAI_API_KEY")
     url = base_url or os.environ.get("OPENAI_BASE_URL")
     if not key and not url:
-        raise ValidationError(
-            "No LLM configured for OpenAIJudge: set OPENAI_API_KEY or base_url, "
-            "or pass judge=aimem.HeuristicJudge()"
-        )
+        raise ValidationError(missing)
     # max_retries=0: tenacity alone owns transport retries, so the two layers never multiply.
     return openai.AsyncOpenAI(api_key=key or _NO_KEY, base_url=url, timeout=timeout, max_retries=0)
 
@@ -366,10 +383,12 @@ def build_messages(
 ) -> list[ChatCompletionMessageParam]:
     """Render the prompt: static rubric first, then the data blocks under a fresh nonce.
 
-    Each related memory is one JSON string per line, so none can span or forge lines.
+    Each related memory is one JSON string per line, so none can span or forge lines;
+    one the store found nearly identical to the content is marked ``near-duplicate:``.
     """
     notes = [
-        json.dumps((m.interpreted_content or m.content)[:_RELATED_CHARS], ensure_ascii=False)
+        ("near-duplicate: " if getattr(m, "near_duplicate", False) else "")
+        + json.dumps((m.interpreted_content or m.content)[:_RELATED_CHARS], ensure_ascii=False)
         for m in related[:_MAX_RELATED]
     ]
     context = user_context or "(none)"
@@ -449,7 +468,8 @@ def _describe_validation(exc: PydanticValidationError) -> str:
     )
 
 
-def _is_transient(exc: BaseException) -> bool:
+def is_transient(exc: BaseException) -> bool:
+    """Whether a failed request is worth sending again (429, 408/409, 5xx, network, garble)."""
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in _RETRY_STATUSES or exc.status_code >= 500
     return isinstance(
@@ -462,7 +482,8 @@ def _is_auth(exc: BaseException) -> bool:
     return isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError)
 
 
-def _describe_error(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
+    """A short, secret-free account of a failed request, for error evidence."""
     if isinstance(exc, openai.APITimeoutError):
         return "timed out"
     if isinstance(exc, openai.APIStatusError):
@@ -506,7 +527,7 @@ def retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
-def _wait_strategy(max_wait: float) -> Callable[[RetryCallState], float]:
+def wait_strategy(max_wait: float) -> Callable[[RetryCallState], float]:
     """The server's ``Retry-After`` when it sent one, else exponential backoff with jitter.
 
     Both are capped at ``max_wait``. (Hand-rolled because tenacity renamed the

@@ -12,16 +12,18 @@ import asyncio
 import builtins
 import logging
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any, ParamSpec, TypeVar
 
 from .capacity import CapacityPolicy
+from .embeddings import Embedder
 from .exceptions import AimemError, JudgeError, ValidationError
 from .models import Interpretation, Memory, PruneReport, SearchHit, Stats
 from .protocols import Judge, judge_source
-from .ranking import rank_keyword_hits
 from .render import render_context
+from .retrieval import Mode, Retriever
 from .settings import Settings, default_database_url
-from .store import Database, NewMemory, Order, content_hash
+from .store import Database, NewMemory, Order, SearchFilters, content_hash
 from .sync import on_sync_loop, run_sync
 from .validation import (
     check_content,
@@ -31,7 +33,9 @@ from .validation import (
     check_min_score,
     check_namespace,
     check_user_context,
+    check_when,
 )
+from .vectors import Vector, pack
 
 __all__ = ["ArchiveCallback", "AsyncMemoryStore", "MemoryStore"]
 
@@ -87,16 +91,16 @@ class AsyncMemoryStore:
         database_url: str | None = None,
         *,
         judge: Judge | None = None,
-        embedder: object | None = None,
+        embedder: Embedder | None = None,
         settings: Settings | None = None,
         namespace: str = "default",
         on_archive: ArchiveCallback | None = None,
         **overrides: Any,
     ) -> None:
-        if embedder is not None:
+        if embedder is not None and not isinstance(embedder, Embedder):
             raise ValidationError(
-                "Semantic search is not available in this version of aimem: pass embedder=None "
-                "(keyword search works without one)"
+                "embedder must have name, dim and an async embed(texts) method, "
+                "like aimem.LocalEmbedder or aimem.OpenAIEmbedder"
             )
         if database_url is not None:
             overrides["database_url"] = database_url
@@ -111,6 +115,9 @@ class AsyncMemoryStore:
         self._owns_judge = judge is None
         self._on_archive = on_archive
         self._db = Database(self.settings.database_url or default_database_url())
+        self._retriever = Retriever(
+            self._db, self.namespace, embedder, self.settings, self._db_call
+        )
         self._closed = False
 
     # -- lifecycle ------------------------------------------------------------------
@@ -125,6 +132,11 @@ class AsyncMemoryStore:
     def database_url(self) -> str:
         """Where this store keeps its memories."""
         return self._db.url
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder behind semantic search, or None for keyword search only."""
+        return self._retriever.embedder
 
     async def aclose(self) -> None:
         """Close the database and any judge client this store created."""
@@ -161,7 +173,9 @@ class AsyncMemoryStore:
 
     # -- judging --------------------------------------------------------------------
 
-    async def _judge(self, content: str, user_context: str | None) -> NewMemory:
+    async def _judge(
+        self, content: str, user_context: str | None, vector: Vector | None
+    ) -> NewMemory:
         """Interpret one content, outside any transaction."""
         if not self.settings.interpretation_enabled:
             from .heuristic import HeuristicJudge
@@ -169,10 +183,8 @@ class AsyncMemoryStore:
             heuristic = HeuristicJudge()
             scored = heuristic.score(content, user_context=user_context)
             interp = scored.model_copy(update={"interpreted_content": content})
-            return NewMemory(content, interp, judge_source(heuristic), user_context)
-        related = await self._db_call(
-            self._db.related, self.namespace, content, self.settings.related_limit
-        )
+            return self._new_memory(content, interp, judge_source(heuristic), user_context, vector)
+        related = await self._retriever.related(content, vector)
         try:
             interp = await self.judge.interpret(content, user_context=user_context, related=related)
         except AimemError:
@@ -183,18 +195,39 @@ class AsyncMemoryStore:
             raise JudgeError(
                 f"The judge returned {type(interp).__name__}, not aimem.Interpretation"
             )
-        return NewMemory(content, interp, judge_source(self.judge), user_context)
+        return self._new_memory(content, interp, judge_source(self.judge), user_context, vector)
+
+    def _new_memory(
+        self,
+        content: str,
+        interp: Interpretation,
+        source: str,
+        user_context: str | None,
+        vector: Vector | None,
+    ) -> NewMemory:
+        embedder = self._retriever.embedder
+        return NewMemory(
+            content,
+            interp,
+            source,
+            user_context,
+            vector=None if vector is None else pack(vector),
+            embedding_model=None if embedder is None else embedder.name,
+        )
 
     async def _judge_all(
         self, contents: Sequence[str], user_context: str | None
     ) -> list[NewMemory]:
+        """Embed all contents in one call, then judge them concurrently (bounded)."""
+        vectors = await self._retriever.embed(contents)
         limit = asyncio.Semaphore(self.settings.judge_concurrency)
 
-        async def one(content: str) -> NewMemory:
+        async def one(i: int) -> NewMemory:
             async with limit:
-                return await self._judge(content, user_context)
+                vector = None if vectors is None else vectors[i]
+                return await self._judge(contents[i], user_context, vector)
 
-        return list(await asyncio.gather(*(one(c) for c in contents)))
+        return list(await asyncio.gather(*(one(i) for i in range(len(contents)))))
 
     def _report(self, archived: list[Memory]) -> None:
         """Tell the caller what was forgotten: a log line and the on_archive callback."""
@@ -233,7 +266,7 @@ class AsyncMemoryStore:
         )
         if existing is not None:
             return existing
-        item = await self._judge(content, user_context)
+        [item] = await self._judge_all([content], user_context)
         [memory], archived = await self._db_call(
             self._db.insert, self.namespace, [item], self.policy
         )
@@ -273,7 +306,7 @@ class AsyncMemoryStore:
         content = check_content(content, self.settings.max_content_chars)
         user_context = check_user_context(user_context)
         current = await self.get(memory_id)
-        item = await self._judge(content, user_context or current.user_context)
+        [item] = await self._judge_all([content], user_context or current.user_context)
         memory, archived = await self._db_call(
             self._db.reinterpret, self.namespace, memory_id, item, self.policy
         )
@@ -332,20 +365,36 @@ class AsyncMemoryStore:
         min_score: float | None = None,
         explain: bool = False,
         include_archived: bool = False,
+        *,
+        mode: Mode = "hybrid",
+        user_context: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
     ) -> builtins.list[SearchHit]:
-        """Keyword search (BM25), with priority breaking near-ties; hits are reinforced."""
+        """Find memories by words and by meaning; returned memories are reinforced.
+
+        ``mode="hybrid"`` fuses keyword (BM25) and semantic (cosine) ranks and is
+        keyword-only when no embedder is configured. Relevance leads the score; priority
+        and recency (weights in Settings) break near-ties. ``explain=True`` puts each
+        part of the score on the hit: ``relevance + priority + recency == score``.
+        """
         query = check_content(query, self.settings.max_content_chars, what="query")
-        limit_ = check_limit(limit)
-        assert limit_ is not None
-        matches = await self._db_call(
-            self._db.keyword_search,
-            self.namespace,
-            query,
-            limit=limit_,
+        if mode not in ("hybrid", "keyword", "semantic"):
+            raise ValidationError(f"mode must be 'hybrid', 'keyword' or 'semantic', got {mode!r}")
+        filters = SearchFilters(
             min_score=check_min_score(min_score),
-            include_archived=include_archived,
+            user_context=check_user_context(user_context),
+            created_after=check_when(created_after, "created_after"),
+            created_before=check_when(created_before, "created_before"),
+            include_archived=bool(include_archived),
         )
-        hits = rank_keyword_hits(matches, explain=explain)
+        hits = await self._retriever.search(
+            query,
+            limit=check_limit(limit) or 10,
+            filters=filters,
+            mode=mode,
+            explain=bool(explain),
+        )
         await self._db_call(self._db.reinforce, self.namespace, [h.memory.id for h in hits])
         return hits
 
@@ -365,13 +414,20 @@ class AsyncMemoryStore:
             )
         await self._db_call(self._db.set_core, self.namespace, text)
 
-    async def context(self, max_chars: int = 4000) -> str:
-        """Core text plus the most important memories, within ``max_chars``, for a system prompt."""
+    async def context(self, max_chars: int = 4000, query: str | None = None) -> str:
+        """Core text plus memories within ``max_chars``, for a system prompt.
+
+        Memories come by priority, or by relevance to ``query`` when one is given.
+        """
         if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
             raise ValidationError("max_chars must be a positive integer")
         core = await self.get_core()
         # A line is at least ~10 characters, so this many memories always fill the budget.
-        memories = await self.list(limit=min(1000, max(1, max_chars // 10)))
+        wanted = min(1000, max(1, max_chars // 10))
+        if query is None:
+            memories = await self.list(limit=wanted)
+        else:
+            memories = [h.memory for h in await self.search(query, limit=min(wanted, 100))]
         return render_context(core, memories, max_chars)
 
     # -- changing state ---------------------------------------------------------------
@@ -440,7 +496,7 @@ class MemoryStore:
         database_url: str | None = None,
         *,
         judge: Judge | None = None,
-        embedder: object | None = None,
+        embedder: Embedder | None = None,
         settings: Settings | None = None,
         namespace: str = "default",
         on_archive: ArchiveCallback | None = None,
@@ -470,6 +526,11 @@ class MemoryStore:
     def judge(self) -> Judge:
         """The judge that interprets saves."""
         return self._async.judge
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder behind semantic search, or None for keyword search only."""
+        return self._async.embedder
 
     @property
     def database_url(self) -> str:
@@ -530,8 +591,25 @@ class MemoryStore:
         min_score: float | None = None,
         explain: bool = False,
         include_archived: bool = False,
+        *,
+        mode: Mode = "hybrid",
+        user_context: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
     ) -> builtins.list[SearchHit]:
-        return run_sync(self._async.search(query, limit, min_score, explain, include_archived))
+        return run_sync(
+            self._async.search(
+                query,
+                limit,
+                min_score,
+                explain,
+                include_archived,
+                mode=mode,
+                user_context=user_context,
+                created_after=created_after,
+                created_before=created_before,
+            )
+        )
 
     def stats(self) -> Stats:  # noqa: D102
         return run_sync(self._async.stats())
@@ -542,8 +620,8 @@ class MemoryStore:
     def set_core(self, text: str) -> None:  # noqa: D102
         run_sync(self._async.set_core(text))
 
-    def context(self, max_chars: int = 4000) -> str:  # noqa: D102
-        return run_sync(self._async.context(max_chars))
+    def context(self, max_chars: int = 4000, query: str | None = None) -> str:  # noqa: D102
+        return run_sync(self._async.context(max_chars, query))
 
     def delete(self, memory_id: str) -> None:  # noqa: D102
         run_sync(self._async.delete(memory_id))

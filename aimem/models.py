@@ -17,6 +17,7 @@ __all__ = [
     "Interpretation",
     "Memory",
     "PruneReport",
+    "RelatedMemory",
     "ScoreSource",
     "SearchHit",
     "Stats",
@@ -115,6 +116,15 @@ class Memory(BaseModel):
     def pending(self) -> bool:
         """True while the memory waits for a judge (no scores yet)."""
         return self.priority_score is None
+
+
+class RelatedMemory(Memory):
+    """An existing memory shown to a judge, with how close it is to the new content."""
+
+    #: Cosine similarity to the new content, when an embedder is configured.
+    similarity: float | None = None
+    #: True when ``similarity`` reaches the store's ``near_duplicate_similarity``.
+    near_duplicate: bool = False
 
 
 class SearchHit(BaseModel):

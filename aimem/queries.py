@@ -34,24 +34,37 @@ from sqlalchemy.sql.elements import BindParameter
 from .capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
 from .exceptions import NotFoundError
 from .ids import new_id
-from .keywords import match_any, query_terms, quote
+from .keywords import cjk_index_text, match_any, query_terms, quote
 from .models import Interpretation, Memory
-from .tables import CoreRow, HistoryRow, MemoryRow, NamespaceCountRow, utcnow
+from .tables import (
+    CoreRow,
+    HistoryRow,
+    MemoryRow,
+    NamespaceCountRow,
+    UTCDateTime,
+    VectorRow,
+    utcnow,
+)
 
 __all__ = [
     "NewMemory",
+    "SearchFilters",
     "active_duplicate",
+    "active_vectors",
     "apply_capacity",
     "archive_all_unpinned",
     "by_ids",
     "compact_active_index",
     "count_capped",
     "delete_memory",
+    "events_since",
     "get_core",
     "insert_memory",
     "keyword_matches",
+    "last_event",
     "memories",
     "namespace_stats",
+    "namespace_vectors",
     "plan_capacity",
     "record",
     "reinforce",
@@ -66,6 +79,7 @@ MEMORIES: Table = MemoryRow.__table__  # type: ignore[attr-defined]
 HISTORY: Table = HistoryRow.__table__  # type: ignore[attr-defined]
 CORE: Table = CoreRow.__table__  # type: ignore[attr-defined]
 COUNTS: Table = NamespaceCountRow.__table__  # type: ignore[attr-defined]
+VECTORS: Table = VectorRow.__table__  # type: ignore[attr-defined]
 m = MEMORIES.c
 
 # Statements on the save path are built once: constructing a SQLAlchemy expression
@@ -85,7 +99,9 @@ _REINFORCE = (
     .where(m.namespace == _NS, m.id.in_(_IDS))
     .values(access_count=m.access_count + 1, last_accessed_at=bindparam("now"))
 )
-_INSERT_MEMORY = insert(MEMORIES)
+_INSERT_MEMORY = insert(MEMORIES).returning(m.seq)
+_DELETE_VECTOR = sql_delete(VECTORS).where(VECTORS.c.seq == bindparam("seq"))
+_INSERT_VECTOR = insert(VECTORS)
 _INSERT_HISTORY = insert(HISTORY)
 _COUNT_CAPPED = select(COUNTS.c.capped).where(COUNTS.c.namespace == _NS)
 _CAPPED = (
@@ -127,6 +143,33 @@ class NewMemory:
     interpretation: Interpretation
     score_source: str
     user_context: str | None = None
+    #: Packed unit vector (``vectors.pack``) and the embedder that made it, if any.
+    vector: bytes | None = None
+    embedding_model: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Which memories a search may return (all conditions must hold)."""
+
+    min_score: float | None = None
+    user_context: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    include_archived: bool = False
+
+    def admits(self, memory: Memory) -> bool:
+        """The same test in Python, for candidates that did not come through SQL."""
+        return (
+            (self.include_archived or memory.archived_at is None)
+            and (
+                self.min_score is None
+                or (memory.priority_score is not None and memory.priority_score >= self.min_score)
+            )
+            and (self.user_context is None or memory.user_context == self.user_context)
+            and (self.created_after is None or memory.created_at >= self.created_after)
+            and (self.created_before is None or memory.created_at < self.created_before)
+        )
 
 
 def _memory(row: RowMapping) -> Memory:
@@ -181,6 +224,7 @@ def _interpretation_values(item: NewMemory) -> dict[str, Any]:
     values: dict[str, Any] = {
         "content": item.content,
         "interpreted_content": interp.interpreted_content,
+        "cjk_terms": cjk_index_text(f"{item.content}\n{interp.interpreted_content}"),
         "emotional_impact": interp.emotional_impact,
         "user_relevance": interp.user_relevance,
         "novelty": interp.novelty,
@@ -205,7 +249,7 @@ def insert_memory(conn: Connection, namespace: str, item: NewMemory, digest: str
     now = utcnow()
     memory_id = new_id()
     values = {"user_context": None, **_interpretation_values(item)}
-    conn.execute(
+    seq = conn.execute(
         _INSERT_MEMORY,
         {
             "id": memory_id,
@@ -219,9 +263,21 @@ def insert_memory(conn: Connection, namespace: str, item: NewMemory, digest: str
             "version": 1,
             **values,
         },
-    )
+    ).scalar_one()
+    _store_vector(conn, seq, item)
     record(conn, namespace, [(memory_id, 1)], "save", now)
     return memory_id
+
+
+def _store_vector(conn: Connection, seq: int, item: NewMemory) -> None:
+    """Replace the memory's vector with the item's (or drop it: it described old content)."""
+    conn.execute(_DELETE_VECTOR, {"seq": seq})
+    if item.vector is not None and item.embedding_model is not None:
+        dim = len(item.vector) // 4  # float32
+        conn.execute(
+            _INSERT_VECTOR,
+            {"seq": seq, "model": item.embedding_model, "dim": dim, "vector": item.vector},
+        )
 
 
 def replace_interpretation(
@@ -234,6 +290,8 @@ def replace_interpretation(
         memory_id,
         {**_interpretation_values(item), "content_hash": digest},
     )
+    seq = conn.execute(select(m.seq).where(m.id == memory_id)).scalar_one()
+    _store_vector(conn, seq, item)
     record(conn, namespace, [(memory_id, version)], "update", utcnow())
 
 
@@ -362,8 +420,7 @@ def keyword_matches(
     query: str,
     *,
     limit: int,
-    min_score: float | None = None,
-    include_archived: bool = False,
+    filters: SearchFilters = SearchFilters(),
     rare_terms_only: bool = False,
 ) -> list[tuple[Memory, float]]:
     """BM25 keyword matches as ``(memory, bm25)``; lower bm25 is better (SQLite's sign).
@@ -371,27 +428,89 @@ def keyword_matches(
     ``rare_terms_only`` matches only the query's least common words (see ``_rare``):
     nearly the same top hits, at a cost that does not grow with the store.
     """
-    index = "memories_fts" if include_archived else "memories_active_fts"
+    index = "memories_fts" if filters.include_archived else "memories_active_fts"
     terms = query_terms(query)
     if rare_terms_only:
         terms = _rare(conn, index, terms)
     match = match_any(terms)
     if match is None:
         return []
+    conditions = [
+        ("m.priority_score >= :min", filters.min_score),
+        ("m.user_context = :context", filters.user_context),
+        ("m.created_at >= :after", filters.created_after),
+        ("m.created_at < :before", filters.created_before),
+    ]
     sql = (
         f"SELECT m.seq, bm25({index}) AS rank FROM {index} "
         f"JOIN memories m ON m.seq = {index}.rowid "
         f"WHERE {index} MATCH :match AND m.namespace = :ns "
-        + ("" if min_score is None else "AND m.priority_score >= :min ")
+        + "".join(f"AND {c} " for c, value in conditions if value is not None)
         + "ORDER BY rank LIMIT :limit"
     )
-    params = {"match": match, "ns": namespace, "min": min_score, "limit": limit}
-    ranked = conn.execute(text(sql), params).all()
+    optional = {
+        "min": filters.min_score,
+        "context": filters.user_context,
+        "after": filters.created_after,
+        "before": filters.created_before,
+    }
+    params = {
+        "match": match,
+        "ns": namespace,
+        "limit": limit,
+        **{k: v for k, v in optional.items() if v is not None},
+    }
+    # Datetimes go through the column's type so they compare as stored (UTC text).
+    typed = [bindparam(k, type_=UTCDateTime()) for k in ("after", "before") if k in params]
+    statement = text(sql).bindparams(*typed)
+    ranked = conn.execute(statement, params).all()
     if not ranked:
         return []
     rows = conn.execute(select(MEMORIES).where(m.seq.in_([r[0] for r in ranked]))).mappings()
     found = {row["seq"]: _memory(row) for row in rows}
     return [(found[seq], float(rank)) for seq, rank in ranked]
+
+
+# -- vectors -------------------------------------------------------------------------
+
+
+def active_vectors(
+    conn: Connection, namespace: str, model: str, ids: Sequence[str] | None = None
+) -> list[tuple[str, bytes]]:
+    """``(memory id, packed vector)`` of active memories embedded by ``model``."""
+    query = (
+        select(m.id, VECTORS.c.vector)
+        .join_from(MEMORIES, VECTORS, VECTORS.c.seq == m.seq)
+        .where(m.namespace == namespace, m.archived_at.is_(None), VECTORS.c.model == model)
+    )
+    if ids is not None:
+        query = query.where(m.id.in_(list(ids)))
+    return [(i, bytes(v)) for i, v in conn.execute(query)]
+
+
+def namespace_vectors(conn: Connection, namespace: str, model: str) -> list[tuple[str, bytes]]:
+    """``(memory id, packed vector)`` of every memory of a namespace, archived ones too."""
+    query = (
+        select(m.id, VECTORS.c.vector)
+        .join_from(MEMORIES, VECTORS, VECTORS.c.seq == m.seq)
+        .where(m.namespace == namespace, VECTORS.c.model == model)
+    )
+    return [(i, bytes(v)) for i, v in conn.execute(query)]
+
+
+def last_event(conn: Connection) -> int:
+    """Id of the newest history event (0 for none): a cursor into what changed since."""
+    return int(conn.execute(select(func.max(HISTORY.c.id))).scalar_one_or_none() or 0)
+
+
+def events_since(conn: Connection, namespace: str, after: int) -> list[tuple[int, str, str]]:
+    """``(event id, memory id, event)`` of a namespace after event ``after``, oldest first."""
+    query = (
+        select(HISTORY.c.id, HISTORY.c.memory_id, HISTORY.c.event)
+        .where(HISTORY.c.id > after, HISTORY.c.namespace == namespace)
+        .order_by(HISTORY.c.id)
+    )
+    return [(int(i), str(mid), str(e)) for i, mid, e in conn.execute(query)]
 
 
 #: A term in at least this many indexed memories counts as common.

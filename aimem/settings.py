@@ -83,6 +83,18 @@ class Settings(BaseModel):
     related_limit: int = Field(
         default=5, ge=0, le=20, description="Existing memories shown to the judge for novelty."
     )
+    search_priority_weight: float = Field(
+        default=0.01, ge=0.0, le=1.0, description="Weight of priority in search scores."
+    )
+    search_recency_weight: float = Field(
+        default=0.005, ge=0.0, le=1.0, description="Weight of recency in search scores."
+    )
+    recency_half_life_days: float = Field(
+        default=30.0, gt=0, description="Days for a memory's recency to halve since last use."
+    )
+    near_duplicate_similarity: float = Field(
+        default=0.95, ge=0.0, le=1.0, description="Cosine at which a related memory is flagged."
+    )
     on_judge_error: Literal["raise"] = Field(
         default="raise",
         description="What a failed judgement does: raise JudgeError, write nothing.",
@@ -137,6 +149,9 @@ _ENV_NAMES = {
     "judge_timeout": "AIMEM_JUDGE_TIMEOUT",
     "judge_max_attempts": "AIMEM_JUDGE_MAX_ATTEMPTS",
     "judge_concurrency": "AIMEM_JUDGE_CONCURRENCY",
+    "search_priority_weight": "AIMEM_SEARCH_PRIORITY_WEIGHT",
+    "search_recency_weight": "AIMEM_SEARCH_RECENCY_WEIGHT",
+    "recency_half_life_days": "AIMEM_RECENCY_HALF_LIFE_DAYS",
     "openai_api_key": "OPENAI_API_KEY",
     "openai_base_url": "OPENAI_BASE_URL",
 }

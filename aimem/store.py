@@ -26,10 +26,12 @@ from . import queries as q
 from .capacity import CapacityPolicy
 from .exceptions import AimemError, StorageError
 from .models import Memory, Stats
-from .queries import NewMemory
+from .queries import NewMemory, SearchFilters
 from .tables import SCHEMA_VERSION, SQLITE_FTS_DDL, MetaRow, utcnow
+from .vector_cache import VectorCache
+from .vectors import Vector, VectorIndex, unpack
 
-__all__ = ["Database", "NewMemory", "Order", "content_hash"]
+__all__ = ["Database", "NewMemory", "Order", "SearchFilters", "content_hash"]
 
 T = TypeVar("T")
 Order = Literal["priority", "recent"]
@@ -55,6 +57,7 @@ class Database:
         self.engine = _sqlite_engine(url)
         self._writer = self.engine.execution_options(aimem_write=True)
         self._archived_since_compaction = 0
+        self._vectors = VectorCache()
         self._with_retry(self._init_schema)
 
     def close(self) -> None:
@@ -166,8 +169,7 @@ class Database:
         query: str,
         *,
         limit: int,
-        min_score: float | None = None,
-        include_archived: bool = False,
+        filters: SearchFilters = SearchFilters(),  # noqa: B008 - frozen, safe to share
         rare_terms_only: bool = False,
     ) -> list[tuple[Memory, float]]:
         """BM25 keyword matches as ``(memory, bm25)``; lower bm25 is better (SQLite's sign)."""
@@ -177,22 +179,45 @@ class Database:
                 namespace,
                 query,
                 limit=limit,
-                min_score=min_score,
-                include_archived=include_archived,
+                filters=filters,
                 rare_terms_only=rare_terms_only,
             )
         )
 
-    def related(self, namespace: str, content: str, limit: int) -> list[Memory]:
-        """Active memories sharing words with ``content``, best first, for judging novelty.
+    def semantic_search(
+        self,
+        namespace: str,
+        model: str,
+        vector: Vector,
+        *,
+        limit: int,
+        filters: SearchFilters = SearchFilters(),  # noqa: B008 - frozen, safe to share
+    ) -> list[tuple[Memory, float]]:
+        """Memories embedded by ``model`` most similar to ``vector``, as ``(memory, cosine)``.
 
-        Only the content's least common words are matched: enough to find what it
-        repeats, and cheap on every save however large the active set is.
+        Active memories are searched in an in-memory index kept in step with the history
+        log; a search that includes the archive reads its vectors from disk instead.
         """
-        if limit <= 0:
-            return []
-        matches = self.keyword_search(namespace, content, limit=limit, rare_terms_only=True)
-        return [m for m, _ in matches]
+
+        def run(conn: Connection) -> list[tuple[Memory, float]]:
+            if filters.include_archived:
+                index = VectorIndex(len(vector))
+                for memory_id, blob in q.namespace_vectors(conn, namespace, model):
+                    index.upsert(memory_id, unpack(blob))
+            else:
+                index = self._vectors.index(conn, namespace, model, len(vector))
+            # Fetch extra candidates when filters may reject some of them.
+            plain = filters == SearchFilters(include_archived=filters.include_archived)
+            ranked = index.search(vector, limit if plain else max(limit * 4, 50))
+            found = q.by_ids(conn, [memory_id for memory_id, _ in ranked])
+            hits = [
+                (found[i], cosine)
+                for i, cosine in ranked
+                if i in found and filters.admits(found[i])
+            ]
+            return hits[:limit]
+
+        return self._reading(run)
 
     def stats(self, namespace: str, policy: CapacityPolicy) -> Stats:
         """Counts and token totals of one namespace."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import DateTime, Index, String, Text, TypeDecorator
+from sqlalchemy import DateTime, Index, LargeBinary, String, Text, TypeDecorator
 from sqlalchemy.engine import Dialect
 from sqlmodel import Column, Field, SQLModel
 
@@ -20,6 +20,7 @@ __all__ = [
     "MemoryRow",
     "MetaRow",
     "NamespaceCountRow",
+    "VectorRow",
     "utcnow",
 ]
 
@@ -80,6 +81,8 @@ class MemoryRow(SQLModel, table=True):
     namespace: str = Field(sa_column=Column(String(64), nullable=False))
     content: str = Field(sa_column=Column(Text, nullable=False))
     content_hash: str = Field(sa_column=Column(String(64), nullable=False))
+    #: CJK bigrams of content and interpretation, for the keyword index (see keywords.py).
+    cjk_terms: str = Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
     interpreted_content: str = Field(sa_column=Column(Text, nullable=False))
     emotional_impact: float | None = None
     user_relevance: float | None = None
@@ -143,6 +146,17 @@ class NamespaceCountRow(SQLModel, table=True):
     capped: int = 0
 
 
+class VectorRow(SQLModel, table=True):
+    """One memory's embedding (float32, unit length), written in the save's transaction."""
+
+    __tablename__ = "memory_vectors"
+
+    seq: int = Field(primary_key=True)  # memories.seq
+    model: str
+    dim: int
+    vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
 class MetaRow(SQLModel, table=True):
     """Key/value facts about the database itself (the schema version)."""
 
@@ -156,40 +170,43 @@ class MetaRow(SQLModel, table=True):
 # memories_fts holds every memory (searches that include the archive), and
 # memories_active_fts only the active ones, so the everyday search and the related
 # lookup on each save cost what the active set costs, however large the archive grows.
+_FTS_COLUMNS = "content, interpreted_content, cjk_terms"
 _FTS_OPTIONS = (
-    "content, interpreted_content, content='memories', content_rowid='seq', "
+    f"{_FTS_COLUMNS}, content='memories', content_rowid='seq', "
     "tokenize='porter unicode61 remove_diacritics 2'"
 )
+
+
+def _fts_add(index: str, row: str, when: str = "") -> str:
+    """Index ``row`` ('new' or 'old') in ``index``, only if ``when`` holds."""
+    values = f"{row}.seq, {row}.content, {row}.interpreted_content, {row}.cjk_terms"
+    return f"INSERT INTO {index}(rowid, {_FTS_COLUMNS}) SELECT {values} {when};"
+
+
+def _fts_remove(index: str, row: str, when: str = "") -> str:
+    """Remove ``row`` from an external-content index (it must pass the indexed values)."""
+    values = f"'delete', {row}.seq, {row}.content, {row}.interpreted_content, {row}.cjk_terms"
+    return f"INSERT INTO {index}({index}, rowid, {_FTS_COLUMNS}) SELECT {values} {when};"
+
+
+_NEW_ACTIVE, _OLD_ACTIVE = "WHERE new.archived_at IS NULL", "WHERE old.archived_at IS NULL"
 SQLITE_FTS_DDL = (
     f"CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5({_FTS_OPTIONS})",
     f"CREATE VIRTUAL TABLE IF NOT EXISTS memories_active_fts USING fts5({_FTS_OPTIONS})",
-    """CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN
-        INSERT INTO memories_fts(rowid, content, interpreted_content)
-        VALUES (new.seq, new.content, new.interpreted_content);
-        INSERT INTO memories_active_fts(rowid, content, interpreted_content)
-        SELECT new.seq, new.content, new.interpreted_content WHERE new.archived_at IS NULL;
-        END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_fts_ad AFTER DELETE ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, content, interpreted_content)
-        VALUES ('delete', old.seq, old.content, old.interpreted_content);
-        INSERT INTO memories_active_fts(memories_active_fts, rowid, content, interpreted_content)
-        SELECT 'delete', old.seq, old.content, old.interpreted_content
-        WHERE old.archived_at IS NULL;
-        END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_fts_au AFTER UPDATE OF content, interpreted_content
-        ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, content, interpreted_content)
-        VALUES ('delete', old.seq, old.content, old.interpreted_content);
-        INSERT INTO memories_fts(rowid, content, interpreted_content)
-        VALUES (new.seq, new.content, new.interpreted_content); END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_active_fts_au
-        AFTER UPDATE OF content, interpreted_content, archived_at ON memories BEGIN
-        INSERT INTO memories_active_fts(memories_active_fts, rowid, content, interpreted_content)
-        SELECT 'delete', old.seq, old.content, old.interpreted_content
-        WHERE old.archived_at IS NULL;
-        INSERT INTO memories_active_fts(rowid, content, interpreted_content)
-        SELECT new.seq, new.content, new.interpreted_content WHERE new.archived_at IS NULL;
-        END""",
+    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN
+        {_fts_add("memories_fts", "new")}
+        {_fts_add("memories_active_fts", "new", _NEW_ACTIVE)} END""",
+    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_ad AFTER DELETE ON memories BEGIN
+        {_fts_remove("memories_fts", "old")}
+        {_fts_remove("memories_active_fts", "old", _OLD_ACTIVE)} END""",
+    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_au
+        AFTER UPDATE OF content, interpreted_content, cjk_terms ON memories BEGIN
+        {_fts_remove("memories_fts", "old")}
+        {_fts_add("memories_fts", "new")} END""",
+    f"""CREATE TRIGGER IF NOT EXISTS memories_active_fts_au
+        AFTER UPDATE OF content, interpreted_content, cjk_terms, archived_at ON memories BEGIN
+        {_fts_remove("memories_active_fts", "old", _OLD_ACTIVE)}
+        {_fts_add("memories_active_fts", "new", _NEW_ACTIVE)} END""",
     # A row is "capped" (counts toward max_memories) while active, unpinned and judged.
     """CREATE TRIGGER IF NOT EXISTS memories_count_ai AFTER INSERT ON memories
         WHEN new.archived_at IS NULL AND NOT new.pinned AND new.priority_score IS NOT NULL
@@ -207,6 +224,8 @@ SQLITE_FTS_DDL = (
           SELECT new.namespace, 1 WHERE new.archived_at IS NULL AND NOT new.pinned
             AND new.priority_score IS NOT NULL
           ON CONFLICT(namespace) DO UPDATE SET capped = capped + 1; END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_vector_ad AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_vectors WHERE seq = old.seq; END""",
     """CREATE TRIGGER IF NOT EXISTS memory_history_no_update BEFORE UPDATE ON memory_history
         BEGIN SELECT RAISE(ABORT, 'memory_history is append-only'); END""",
     """CREATE TRIGGER IF NOT EXISTS memory_history_no_delete BEFORE DELETE ON memory_history

@@ -2,7 +2,9 @@
 
 * :class:`OpenAIStub` is a real OpenAI-compatible HTTP server on 127.0.0.1, so
   :class:`aimem.OpenAIJudge` can run end to end with no network and no key.
+  It also serves ``/v1/embeddings`` with deterministic vectors.
 * :class:`FixedJudge` is an in-process judge that needs no HTTP at all.
+* :class:`HashEmbedder` is an in-process embedder: texts sharing words get similar vectors.
 
 Both score content by the same marker rule: content containing ``[score=0.80]`` gets
 0.80 / 4 = 0.2 on each of the four components (priority 0.8); any other content gets
@@ -20,8 +22,13 @@ Example:
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import math
+import random
 import re
+import struct
 import sys
 import threading
 import time
@@ -38,11 +45,14 @@ from .scoring import COMPONENTS
 __all__ = [
     "DEFAULT_COMPONENT",
     "FixedJudge",
+    "HashEmbedder",
     "OpenAIStub",
     "StubReply",
     "chat_completion",
+    "embedding_response",
     "marker_score",
     "marker_scores",
+    "stub_vector",
 ]
 
 _MARKER = re.compile(r"\[score=(\d+(?:\.\d+)?)\]")
@@ -93,9 +103,46 @@ def chat_completion(
     }
 
 
+def stub_vector(text: str, dim: int) -> list[float]:
+    """A pseudo-random unit vector fixed by ``text``: the same text always gets the same one."""
+    seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+    rng = random.Random(seed)
+    return _unit([rng.gauss(0.0, 1.0) for _ in range(dim)])
+
+
+def embedding_response(
+    vectors: Sequence[Sequence[float]],
+    *,
+    model: str = "stub-embedding",
+    prompt_tokens: int = 0,
+    encoding_format: str = "float",
+) -> dict[str, Any]:
+    """An embeddings ``list`` body, as the OpenAI API returns it (base64: float32 bytes)."""
+
+    def encode(vector: Sequence[float]) -> list[float] | str:
+        if encoding_format != "base64":
+            return list(vector)
+        return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
+
+    return {
+        "object": "list",
+        "data": [
+            {"object": "embedding", "index": i, "embedding": encode(v)}
+            for i, v in enumerate(vectors)
+        ],
+        "model": model,
+        "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens},
+    }
+
+
+def _unit(vector: list[float]) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [x / norm for x in vector] if norm else vector
+
+
 @dataclass(frozen=True)
 class StubReply:
-    """One scripted HTTP reply for :meth:`OpenAIStub.enqueue`.
+    """One scripted HTTP reply for :meth:`OpenAIStub.enqueue` or ``enqueue_embedding``.
 
     A dict body is sent as JSON; a str body is sent verbatim (garbage, truncated
     JSON...). Either way the Content-Type is ``application/json`` unless ``headers``
@@ -119,10 +166,17 @@ class OpenAIStub:
     a scorer can provoke re-asks), ``"Interpreted: " + content`` and rationale
     ``"stub"``. ``GET /v1/models`` lists ``model``; any other path is a JSON 404.
 
+    Each ``POST /v1/embeddings`` is recorded in ``embedding_requests``, then answered
+    by the next reply queued with :meth:`enqueue_embedding` if any, else by one unit
+    vector per input, fixed by a hash of the text (:func:`stub_vector`), of length
+    ``dimensions`` if the request asks, else ``embedding_dim``; ``encoding_format``
+    ``"base64"`` is honoured as the SDK expects.
+
     Args:
         scorer: content -> the four components.
         latency: seconds to wait before each unscripted reply.
         model: the model name the replies report.
+        embedding_dim: length of the unscripted embedding vectors.
     """
 
     def __init__(
@@ -130,12 +184,16 @@ class OpenAIStub:
         scorer: Callable[[str], Mapping[str, float]] | None = None,
         latency: float = 0.0,
         model: str = "stub-model",
+        embedding_dim: int = 64,
     ) -> None:
         self.scorer = scorer or marker_scores
         self.latency = latency
         self.model = model
+        self.embedding_dim = embedding_dim
         self.chat_requests: list[dict[str, Any]] = []
+        self.embedding_requests: list[dict[str, Any]] = []
         self._scripted: deque[StubReply] = deque()
+        self._scripted_embeddings: deque[StubReply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -158,6 +216,11 @@ class OpenAIStub:
         """Queue scripted replies; each answers one chat request, in order."""
         with self._lock:
             self._scripted.extend(replies)
+
+    def enqueue_embedding(self, *replies: StubReply) -> None:
+        """Queue scripted replies; each answers one embeddings request, in order."""
+        with self._lock:
+            self._scripted_embeddings.extend(replies)
 
     def start(self) -> Self:
         """Listen on a free loopback port and serve from a daemon thread."""
@@ -202,6 +265,27 @@ class OpenAIStub:
                 return self._scripted.popleft()
         self._pause(self.latency)
         return self._interpretation(request)
+
+    def _embeddings(self, request: dict[str, Any]) -> StubReply:
+        with self._lock:
+            self.embedding_requests.append(request)
+            if self._scripted_embeddings:
+                return self._scripted_embeddings.popleft()
+        self._pause(self.latency)
+        texts = request.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not texts:
+            return _error(400, "'input' must be a string or a non-empty list")
+        dim = request.get("dimensions") or self.embedding_dim
+        inputs = [t if isinstance(t, str) else json.dumps(t) for t in texts]  # token arrays
+        return StubReply(
+            body=embedding_response(
+                [stub_vector(text, dim) for text in inputs],
+                model=str(request.get("model") or self.model),
+                prompt_tokens=sum(len(text.split()) for text in inputs),
+                encoding_format=str(request.get("encoding_format") or "float"),
+            )
+        )
 
     def _interpretation(self, request: dict[str, Any]) -> StubReply:
         messages = request.get("messages") or []
@@ -259,7 +343,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        stub = self.server.stub
+        routes = {"/v1/chat/completions": stub._chat, "/v1/embeddings": stub._embeddings}
+        route = routes.get(self.path.rstrip("/"))
+        if route is None:
             self._reply(_error(404, f"no route for POST {self.path}"))
             return
         try:
@@ -268,7 +355,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(_error(400, "the request body is not JSON"))
             return
         try:
-            reply = self.server.stub._chat(request)
+            reply = route(request)
         except Exception as exc:  # a broken scorer should be a visible 500, not a hang-up
             reply = _error(500, f"OpenAIStub failed: {exc!r}")
         self._reply(reply)
@@ -352,3 +439,41 @@ class FixedJudge:
         if isinstance(scored, int | float):
             return dict.fromkeys(COMPONENTS, scored / 4)
         return dict(zip(COMPONENTS, scored, strict=True))
+
+
+class HashEmbedder:
+    """An in-process embedder: a hashed bag of words, L2-normalised, with no model at all.
+
+    Each lower-cased word adds +1 or -1 (by its hash) to one of ``dim`` slots, so texts
+    that share words have a higher cosine than texts that share none: enough for
+    semantic-search tests to be meaningful and exact.
+
+    Example:
+        >>> import asyncio
+        >>> a, b, c = asyncio.run(HashEmbedder().embed(["tea lover", "loves tea", "rust"]))
+        >>> sum(x * y for x, y in zip(a, b)) > sum(x * y for x, y in zip(a, c))
+        True
+    """
+
+    name = "hash-embedder"
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self.calls: list[list[str]] = []
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit vector per text, recording the call."""
+        self.calls.append(list(texts))
+        return [self.vector(text) for text in texts]
+
+    def vector(self, text: str) -> list[float]:
+        """The vector of one text, synchronously."""
+        vector = [0.0] * self.dim
+        # A text with no words still gets a unit vector, from the text itself.
+        for word in _WORD.findall(text.lower()) or [text]:
+            digest = int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest())
+            vector[digest % self.dim] += 1.0 if digest >> 63 else -1.0
+        return _unit(vector)
+
+
+_WORD = re.compile(r"\w+")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from .exceptions import ValidationError
@@ -21,6 +22,7 @@ __all__ = [
     "check_min_score",
     "check_namespace",
     "check_user_context",
+    "check_when",
 ]
 
 MAX_USER_CONTEXT_CHARS = 1_000
@@ -86,6 +88,15 @@ def check_memory_id(memory_id: Any) -> str:
     if not isinstance(memory_id, str) or not memory_id.strip():
         raise ValidationError(f"memory_id must be a non-empty str, got {memory_id!r}")
     return memory_id
+
+
+def check_when(value: Any, what: str) -> datetime | None:
+    """An optional timezone-aware datetime (naive ones are ambiguous: refused)."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise ValidationError(f"{what} must be a timezone-aware datetime, got {value!r}")
+    return value
 
 
 def check_min_score(min_score: Any) -> float | None:

@@ -287,7 +287,7 @@ def test_search_explains_and_reinforces(db_url: str) -> None:
         store.save("Coffee makes me jittery [score=0.9]")
         hits = store.search("what tea do I drink?", explain=True)
         assert [h.memory.id for h in hits] == [tea.id]
-        assert hits[0].explanation is not None and hits[0].explanation["keyword"] == 1.0
+        assert hits[0].explanation is not None and hits[0].explanation["keyword_rank"] == 1.0
         assert store.get(tea.id).access_count == 1
         assert store.search("tea", min_score=0.7) == []
 

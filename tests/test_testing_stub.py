@@ -140,7 +140,7 @@ def test_latency_applies_to_unscripted_replies() -> None:
 
 def test_unknown_paths_and_bad_bodies_get_json_errors() -> None:
     with OpenAIStub() as stub:
-        missing = _http.post(f"{stub.base_url}/embeddings", json={})
+        missing = _http.post(f"{stub.base_url}/audio/speech", json={})
         bad = _http.post(f"{stub.base_url}/chat/completions", content=b"not json")
         models = _http.get(f"{stub.base_url}/models")
 

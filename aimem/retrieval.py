@@ -1,0 +1,147 @@
+"""Finding memories: the query paths of search and of the related lookup before a judgement.
+
+Keyword (FTS5, BM25) and semantic (cosine over the embedder's vectors) candidates are
+fetched separately and fused by ``ranking.rank_hits``. With no embedder configured,
+everything is keyword-only and nothing fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeVar
+
+from .embeddings import Embedder
+from .exceptions import ValidationError
+from .models import Memory, RelatedMemory, SearchHit
+from .ranking import RankingWeights, rank_hits
+from .settings import Settings
+from .store import Database, SearchFilters
+from .vectors import Vector, unit
+
+__all__ = ["CANDIDATES", "Mode", "Retriever"]
+
+Mode = Literal["hybrid", "keyword", "semantic"]
+T = TypeVar("T")
+DbCall = Callable[..., Awaitable[Any]]
+
+#: Candidates each list contributes to the fusion (RRF needs more than the final limit).
+CANDIDATES = 50
+#: Related memories only need relevance: no priority or recency tie-breaks.
+_RELEVANCE_ONLY = RankingWeights(priority=0.0, recency=0.0)
+
+
+class Retriever:
+    """Search and related lookups for one namespace of one store."""
+
+    def __init__(
+        self,
+        db: Database,
+        namespace: str,
+        embedder: Embedder | None,
+        settings: Settings,
+        db_call: DbCall,
+    ) -> None:
+        self._db = db
+        self._namespace = namespace
+        self.embedder = embedder
+        self._settings = settings
+        self._db_call = db_call
+        self.weights = RankingWeights(
+            priority=settings.search_priority_weight,
+            recency=settings.search_recency_weight,
+            half_life_days=settings.recency_half_life_days,
+        )
+
+    async def embed(self, texts: Sequence[str]) -> list[Vector] | None:
+        """Unit vectors for ``texts`` (one embedder call), or None without an embedder."""
+        if self.embedder is None or not texts:
+            return None
+        vectors = await self.embedder.embed(list(texts))
+        if len(vectors) != len(texts):
+            raise ValidationError(
+                f"The embedder returned {len(vectors)} vectors for {len(texts)} texts"
+            )
+        return [unit(v) for v in vectors]
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        filters: SearchFilters,
+        mode: Mode,
+        explain: bool,
+    ) -> list[SearchHit]:
+        """Ranked hits for ``query`` under ``filters``; see ``ranking`` for the score."""
+        if mode == "semantic" and self.embedder is None:
+            raise ValidationError(
+                "Semantic search needs an embedder: pass embedder=aimem.LocalEmbedder() "
+                "or aimem.OpenAIEmbedder(), or search with mode='keyword'"
+            )
+        pool = max(limit, CANDIDATES)
+        keyword: list[tuple[Memory, float]] = []
+        semantic: list[tuple[Memory, float]] = []
+        if mode != "semantic":
+            keyword = await self._db_call(
+                self._db.keyword_search, self._namespace, query, limit=pool, filters=filters
+            )
+        if mode != "keyword" and self.embedder is not None:
+            vectors = await self.embed([query])
+            assert vectors is not None
+            semantic = await self._semantic(vectors[0], pool, filters)
+        return rank_hits(
+            keyword,
+            semantic,
+            weights=self.weights,
+            now=datetime.now(UTC),
+            limit=limit,
+            explain=explain,
+        )
+
+    async def related(self, content: str, vector: Vector | None) -> list[RelatedMemory]:
+        """The active memories most like ``content``, for the judge to weigh novelty against.
+
+        Keyword matching uses only the content's rarest words, so it stays cheap on every
+        save; with an embedder, cosine similarity also marks near duplicates.
+        """
+        limit = self._settings.related_limit
+        if limit <= 0:
+            return []
+        keyword = await self._db_call(
+            self._db.keyword_search,
+            self._namespace,
+            content,
+            limit=limit,
+            rare_terms_only=True,
+        )
+        semantic = (
+            await self._semantic(vector, limit, SearchFilters()) if vector is not None else []
+        )
+        cosine = {memory.id: value for memory, value in semantic}
+        threshold = self._settings.near_duplicate_similarity
+        hits = rank_hits(
+            keyword, semantic, weights=_RELEVANCE_ONLY, now=datetime.now(UTC), limit=limit
+        )
+        return [
+            RelatedMemory(
+                **hit.memory.model_dump(),
+                similarity=cosine.get(hit.memory.id),
+                near_duplicate=cosine.get(hit.memory.id, 0.0) >= threshold,
+            )
+            for hit in hits
+        ]
+
+    async def _semantic(
+        self, vector: Vector, limit: int, filters: SearchFilters
+    ) -> list[tuple[Memory, float]]:
+        assert self.embedder is not None
+        result: list[tuple[Memory, float]] = await self._db_call(
+            self._db.semantic_search,
+            self._namespace,
+            self.embedder.name,
+            vector,
+            limit=limit,
+            filters=filters,
+        )
+        return result

@@ -1,0 +1,96 @@
+"""Pure vector math for semantic search: packing embeddings and an in-memory cosine index.
+
+Vectors are stored unit-length as float32 bytes, so cosine similarity is a dot product
+and the whole active set of a namespace is searched with one matrix-vector product.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["VectorIndex", "pack", "unit", "unpack"]
+
+Vector = npt.NDArray[np.float32]
+
+
+def unit(vector: Sequence[float] | Vector) -> Vector:
+    """``vector`` as float32 scaled to length 1 (a zero vector stays zero)."""
+    array = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm > 0 else array
+
+
+def pack(vector: Sequence[float] | Vector) -> bytes:
+    """Bytes to store: the unit-length float32 vector."""
+    return unit(vector).tobytes()
+
+
+def unpack(blob: bytes) -> Vector:
+    """Inverse of ``pack``."""
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+class VectorIndex:
+    """Memory id -> unit vector, searchable by cosine similarity.
+
+    Rows live in one preallocated matrix that doubles when full; removed rows are
+    masked out and their slots reused, so updates never copy the whole set.
+    """
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._matrix: Vector = np.zeros((16, dim), dtype=np.float32)
+        self._alive = np.zeros(16, dtype=bool)
+        self._ids: list[str | None] = [None] * 16
+        self._slot: dict[str, int] = {}
+        self._free: list[int] = list(range(15, -1, -1))
+
+    def __len__(self) -> int:
+        return len(self._slot)
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._slot
+
+    def upsert(self, memory_id: str, vector: Vector) -> None:
+        """Add or replace one memory's vector."""
+        if vector.shape != (self.dim,):
+            raise ValueError(f"expected a vector of dimension {self.dim}, got {vector.shape}")
+        slot = self._slot.get(memory_id)
+        if slot is None:
+            if not self._free:
+                self._grow()
+            slot = self._free.pop()
+            self._slot[memory_id] = slot
+            self._ids[slot] = memory_id
+            self._alive[slot] = True
+        self._matrix[slot] = vector
+
+    def remove(self, memory_id: str) -> None:
+        """Forget one memory's vector (no error if absent)."""
+        slot = self._slot.pop(memory_id, None)
+        if slot is not None:
+            self._alive[slot] = False
+            self._ids[slot] = None
+            self._matrix[slot] = 0.0
+            self._free.append(slot)
+
+    def search(self, query: Vector, k: int) -> list[tuple[str, float]]:
+        """The ``k`` most similar memories as ``(id, cosine)``, best first."""
+        if k <= 0 or not self._slot:
+            return []
+        scores = self._matrix @ unit(query)
+        scores[~self._alive] = -np.inf
+        k = min(k, len(self._slot))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(self._ids[i] or "", float(scores[i])) for i in top]
+
+    def _grow(self) -> None:
+        size = len(self._ids)
+        self._matrix = np.vstack([self._matrix, np.zeros((size, self.dim), dtype=np.float32)])
+        self._alive = np.concatenate([self._alive, np.zeros(size, dtype=bool)])
+        self._ids.extend([None] * size)
+        self._free.extend(range(2 * size - 1, size - 1, -1))
