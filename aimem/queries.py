@@ -23,7 +23,6 @@ from sqlalchemy import (
     func,
     insert,
     select,
-    text,
     true,
     update,
 )
@@ -41,7 +40,6 @@ from .tables import (
     HistoryRow,
     MemoryRow,
     NamespaceCountRow,
-    UTCDateTime,
     VectorRow,
     utcnow,
 )
@@ -89,6 +87,7 @@ _ID: BindParameter[str] = bindparam("id")
 _IDS: BindParameter[list[str]] = bindparam("ids", expanding=True)
 _BY_ID = select(MEMORIES).where(m.namespace == _NS, m.id == _ID)
 _BY_IDS = select(MEMORIES).where(m.id.in_(_IDS))
+_BY_SEQS = select(MEMORIES).where(m.seq.in_(bindparam("seqs", expanding=True)))
 _ACTIVE_DUPLICATE = (
     select(m.id)
     .where(m.namespace == _NS, m.content_hash == bindparam("digest"), m.archived_at.is_(None))
@@ -421,54 +420,78 @@ def keyword_matches(
     *,
     limit: int,
     filters: SearchFilters = SearchFilters(),
-    rare_terms_only: bool = False,
+    related: bool = False,
 ) -> list[tuple[Memory, float]]:
     """BM25 keyword matches as ``(memory, bm25)``; lower bm25 is better (SQLite's sign).
 
-    ``rare_terms_only`` matches only the query's least common words (see ``_rare``):
-    nearly the same top hits, at a cost that does not grow with the store.
+    Only terms whose matches fit a budget are ranked (see ``affordable_terms``): a tight
+    one for the ``related`` lookup on every save, a generous one for searches.
     """
     index = "memories_fts" if filters.include_archived else "memories_active_fts"
     terms = query_terms(query)
-    if rare_terms_only:
-        terms = _rare(conn, index, terms)
+    if related:
+        terms = affordable_terms(conn, index, terms, RELATED_POSTINGS, _RELATED_TERMS)
+    else:
+        terms = affordable_terms(conn, index, terms, SEARCH_POSTINGS, len(terms))
     match = match_any(terms)
     if match is None:
         return []
-    conditions = [
-        ("m.priority_score >= :min", filters.min_score),
-        ("m.user_context = :context", filters.user_context),
-        ("m.created_at >= :after", filters.created_after),
-        ("m.created_at < :before", filters.created_before),
-    ]
-    sql = (
-        f"SELECT m.seq, bm25({index}) AS rank FROM {index} "
-        f"JOIN memories m ON m.seq = {index}.rowid "
-        f"WHERE {index} MATCH :match AND m.namespace = :ns "
-        + "".join(f"AND {c} " for c, value in conditions if value is not None)
-        + "ORDER BY rank LIMIT :limit"
-    )
-    optional = {
-        "min": filters.min_score,
-        "context": filters.user_context,
-        "after": filters.created_after,
-        "before": filters.created_before,
-    }
-    params = {
-        "match": match,
-        "ns": namespace,
-        "limit": limit,
-        **{k: v for k, v in optional.items() if v is not None},
-    }
-    # Datetimes go through the column's type so they compare as stored (UTC text).
-    typed = [bindparam(k, type_=UTCDateTime()) for k in ("after", "before") if k in params]
-    statement = text(sql).bindparams(*typed)
-    ranked = conn.execute(statement, params).all()
-    if not ranked:
+    # Rank inside the index alone, then keep the namespace's rows that pass the filters.
+    # Joining memories into the ranking query would look up every matching row, which
+    # costs more than the ranking; widen the window only when too few rows survive.
+    window = limit * 2
+    while True:
+        ranked = conn.exec_driver_sql(
+            f"SELECT rowid, bm25({index}) AS rank FROM {index} WHERE {index} MATCH ? "
+            "ORDER BY rank LIMIT ?",
+            (match, window),
+        ).all()
+        rows = conn.execute(_BY_SEQS, {"seqs": [r[0] for r in ranked]}).mappings()
+        found = {
+            row["seq"]: memory
+            for row in rows
+            if (memory := _memory(row)).namespace == namespace and filters.admits(memory)
+        }
+        if len(found) >= limit or len(ranked) < window:
+            break
+        window *= 4
+    hits = [(found[seq], float(rank)) for seq, rank in ranked if seq in found]
+    return hits[:limit]
+
+
+#: Postings (term occurrences in memories) one search may rank, and a related lookup.
+SEARCH_POSTINGS = 10_000
+RELATED_POSTINGS = 1_000
+_RELATED_TERMS = 8
+
+
+def affordable_terms(
+    conn: Connection, index: str, terms: Sequence[str], budget: int, max_terms: int
+) -> list[str]:
+    """The rarest of ``terms`` whose memories add up to at most ``budget``.
+
+    SQLite ranks every memory that matches any term, so a common word makes a query
+    slow while adding almost nothing: BM25 weighs a term by its rarity. Terms are taken
+    rarest first (absent ones skipped) while their document counts fit the budget; the
+    rarest is always kept. In a small store every term fits and nothing changes.
+    Counting stops at the budget, so one statement prices all terms cheaply.
+    """
+    if not terms:
         return []
-    rows = conn.execute(select(MEMORIES).where(m.seq.in_([r[0] for r in ranked]))).mappings()
-    found = {row["seq"]: _memory(row) for row in rows}
-    return [(found[seq], float(rank)) for seq, rank in ranked]
+    # One statement whose text depends only on the number of terms; run below SQLAlchemy's
+    # compiler, which would otherwise compile each new text afresh.
+    count = f"(SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH ? LIMIT ?))"
+    sql = "SELECT " + ", ".join([count] * len(terms))
+    params = tuple(p for t in terms for p in (quote(t), budget + 1))
+    counts = conn.exec_driver_sql(sql, params).one()
+    chosen: list[str] = []
+    spent = 0
+    for df, i in sorted((df, i) for i, df in enumerate(counts) if df):
+        if chosen and (spent + df > budget or len(chosen) == max_terms):
+            break
+        chosen.append(terms[i])
+        spent += df
+    return chosen
 
 
 # -- vectors -------------------------------------------------------------------------
@@ -511,32 +534,6 @@ def events_since(conn: Connection, namespace: str, after: int) -> list[tuple[int
         .order_by(HISTORY.c.id)
     )
     return [(int(i), str(mid), str(e)) for i, mid, e in conn.execute(query)]
-
-
-#: A term in at least this many indexed memories counts as common.
-_COMMON_DF = 200
-#: How many rare terms a related lookup matches, and how many common ones when it has no rare.
-_RARE_TERMS, _COMMON_FALLBACK = 8, 3
-
-
-def _rare(conn: Connection, index: str, terms: Sequence[str]) -> list[str]:
-    """The least common of ``terms`` in ``index``, by document counts capped at ``_COMMON_DF``.
-
-    Counting stops at the cap, so one query over all terms costs little even when a term
-    is in every memory. BM25 gives common terms almost no weight anyway, but ranking the
-    thousands of rows they match is what makes a full query slow.
-    """
-    if not terms:
-        return []
-    # One statement whose text depends only on the number of terms; run below SQLAlchemy's
-    # compiler, which would otherwise compile each new text afresh on every save.
-    count = f"(SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH ? LIMIT ?))"
-    sql = "SELECT " + ", ".join([count] * len(terms))
-    params = tuple(p for t in terms for p in (quote(t), _COMMON_DF))
-    row = conn.exec_driver_sql(sql, params).one()
-    ranked = sorted((df, i) for i, df in enumerate(row) if df)
-    rare = [terms[i] for df, i in ranked if df < _COMMON_DF][:_RARE_TERMS]
-    return rare or [terms[i] for _, i in ranked[:_COMMON_FALLBACK]]
 
 
 def compact_active_index(conn: Connection) -> None:

@@ -79,7 +79,9 @@ class Retriever:
                 "Semantic search needs an embedder: pass embedder=aimem.LocalEmbedder() "
                 "or aimem.OpenAIEmbedder(), or search with mode='keyword'"
             )
-        pool = max(limit, CANDIDATES)
+        # Fusion needs candidates beyond the limit; a single list does not.
+        fused = mode == "hybrid" and self.embedder is not None
+        pool = max(limit, CANDIDATES) if fused else limit
         keyword: list[tuple[Memory, float]] = []
         semantic: list[tuple[Memory, float]] = []
         if mode != "semantic":
@@ -113,7 +115,7 @@ class Retriever:
             self._namespace,
             content,
             limit=limit,
-            rare_terms_only=True,
+            related=True,
         )
         semantic = (
             await self._semantic(vector, limit, SearchFilters()) if vector is not None else []

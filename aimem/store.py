@@ -170,7 +170,7 @@ class Database:
         *,
         limit: int,
         filters: SearchFilters = SearchFilters(),  # noqa: B008 - frozen, safe to share
-        rare_terms_only: bool = False,
+        related: bool = False,
     ) -> list[tuple[Memory, float]]:
         """BM25 keyword matches as ``(memory, bm25)``; lower bm25 is better (SQLite's sign)."""
         return self._reading(
@@ -180,7 +180,7 @@ class Database:
                 query,
                 limit=limit,
                 filters=filters,
-                rare_terms_only=rare_terms_only,
+                related=related,
             )
         )
 
