@@ -23,12 +23,17 @@ class RankingWeights:
     """How the final score is made: relevance first, priority and recency as tie-breakers."""
 
     relevance: float = 1.0
-    # Adjacent RRF ranks differ by about 0.016 at the top (k=60) and 0.007 at rank 30, so
-    # these defaults can reorder near-equal matches but never lift a weak one over a clear one.
+    # Normalised relevance of adjacent ranks differs by about 0.08 at the top and 0.007
+    # at rank 30 (k=10), so these defaults reorder only near-equal matches, never lifting
+    # a weak match over a clear one.
     priority: float = 0.01
     recency: float = 0.005
     half_life_days: float = 30.0
-    rrf_k: int = 60
+    # k=60, the usual choice for fusing many long TREC runs, lets memories that are merely
+    # mediocre in both lists outrank the best of either; a small k keeps each list's top
+    # on top. Measured on LoCoMo dev (answerable questions), recall@10 with 50 candidates
+    # per list: k=60 53.6, k=20 58.7, k=10 63.0, k=5 63.9 (keyword alone 61.7).
+    rrf_k: int = 10
 
 
 def recency(memory: Memory, now: datetime, half_life_days: float) -> float:
