@@ -46,7 +46,8 @@ class VectorIndex:
         self._alive = np.zeros(16, dtype=bool)
         self._ids: list[str | None] = [None] * 16
         self._slot: dict[str, int] = {}
-        self._free: list[int] = list(range(15, -1, -1))
+        self._free: list[int] = list(range(15, -1, -1))  # popped lowest first
+        self._used = 0  # slots below this have been used: the only rows worth scoring
 
     def __len__(self) -> int:
         return len(self._slot)
@@ -63,6 +64,7 @@ class VectorIndex:
             if not self._free:
                 self._grow()
             slot = self._free.pop()
+            self._used = max(self._used, slot + 1)
             self._slot[memory_id] = slot
             self._ids[slot] = memory_id
             self._alive[slot] = True
@@ -81,8 +83,9 @@ class VectorIndex:
         """The ``k`` most similar memories as ``(id, cosine)``, best first."""
         if k <= 0 or not self._slot:
             return []
-        scores = self._matrix @ unit(query)
-        scores[~self._alive] = -np.inf
+        # Scoring reads every row, so it is bound by memory bandwidth: skip unused capacity.
+        scores = self._matrix[: self._used] @ unit(query)
+        scores[~self._alive[: self._used]] = -np.inf
         k = min(k, len(self._slot))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
