@@ -19,13 +19,13 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import openai
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from .exceptions import AimemError, ValidationError
-from .judge import describe_error, is_transient, new_client, wait_strategy
+from .judge import OwnsClient, describe_error, is_transient, new_client, wait_strategy
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -88,7 +88,7 @@ def _is_transient(exc: BaseException) -> bool:
     return isinstance(exc, _UnreadableError) or is_transient(exc)
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(OwnsClient):
     """Embeds texts with any OpenAI-compatible embeddings endpoint.
 
     Args:
@@ -157,17 +157,6 @@ class OpenAIEmbedder:
         for start in range(0, len(texts), self.batch_size):
             vectors += await self._embed_batch(list(texts[start : start + self.batch_size]))
         return vectors
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this embedder created it."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         tally = _Tally()

@@ -47,6 +47,7 @@ from .scoring import COMPONENT_MAX, COMPONENTS
 
 __all__ = [
     "OpenAIJudge",
+    "OwnsClient",
     "build_messages",
     "describe_error",
     "is_transient",
@@ -167,7 +168,29 @@ async def _sleep(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
-class OpenAIJudge:
+class OwnsClient:
+    """Closes the ``openai.AsyncOpenAI`` client on exit when this object made it.
+
+    A client passed in by the caller is theirs to close; shared by the judge and the
+    embedder, which build their clients the same way.
+    """
+
+    _client: openai.AsyncOpenAI
+    _owns_client: bool
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this object created it."""
+        if self._owns_client:
+            await self._client.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class OpenAIJudge(OwnsClient):
     """Interprets content with any OpenAI-compatible chat endpoint.
 
     Args:
@@ -246,17 +269,6 @@ class OpenAIJudge:
             tally.fail(f"invalid output: {exc}")
             output = await self._reask([*messages, *_corrective_messages(reply, str(exc))], tally)
         return self._interpretation(output, tally)
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this judge created it."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     async def _reask(self, messages: list[ChatCompletionMessageParam], tally: _Tally) -> _Output:
         reply = await self._send(messages, tally)
