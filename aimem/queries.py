@@ -87,7 +87,6 @@ _ID: BindParameter[str] = bindparam("id")
 _IDS: BindParameter[list[str]] = bindparam("ids", expanding=True)
 
 
-
 def _of_namespace(namespace: Any) -> Any:
     """The namespace test for statements keyed by id lists.
 
