@@ -22,10 +22,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import openai
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from .exceptions import AimemError, ValidationError
-from .judge import OwnsClient, describe_error, is_transient, new_client, wait_strategy
+from .openai_transport import (
+    OwnsClient,
+    UnreadableResponseError,
+    describe_error,
+    is_transient,
+    new_client,
+    retrying,
+)
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -73,19 +79,6 @@ class EmbeddingError(AimemError):
         super().__init__(message)
         self.attempts = attempts
         self.errors = list(errors)
-
-
-class _UnreadableError(Exception):
-    """A 200 whose body is not JSON: a proxy or server hiccup, worth another try."""
-
-
-async def _sleep(seconds: float) -> None:
-    """Wait between retries; module-level so tests can record waits instead of sleeping."""
-    await asyncio.sleep(seconds)
-
-
-def _is_transient(exc: BaseException) -> bool:
-    return isinstance(exc, _UnreadableError) or is_transient(exc)
 
 
 class OpenAIEmbedder(OwnsClient):
@@ -160,17 +153,12 @@ class OpenAIEmbedder(OwnsClient):
 
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         tally = _Tally()
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=wait_strategy(_MAX_RETRY_WAIT),
-            retry=retry_if_exception(_is_transient),
-            sleep=_sleep,
-            reraise=True,
-        )
         try:
-            data: list[Any] = await retrying(self._request, batch, tally)
+            data: list[Any] = await retrying(self.max_attempts, _MAX_RETRY_WAIT)(
+                self._request, batch, tally
+            )
             vectors = _read_vectors(data, len(batch))
-        except (openai.APIError, _UnreadableError) as exc:
+        except (openai.APIError, UnreadableResponseError) as exc:
             error = self._give_up(exc, tally)
             if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
                 raise error from None  # the SDK's message may quote the (masked) key
@@ -206,15 +194,15 @@ class OpenAIEmbedder(OwnsClient):
             raise
         except ValueError as exc:  # the SDK's json() on a garbled 200 body
             tally.fail("unreadable response body")
-            raise _UnreadableError("unreadable response body") from exc
+            raise UnreadableResponseError("unreadable response body") from exc
         data = getattr(reply, "data", None)  # a non-JSON body comes back as a plain str
         if not isinstance(data, list):
             tally.fail("unreadable response body")
-            raise _UnreadableError("unreadable response body")
+            raise UnreadableResponseError("unreadable response body")
         return data
 
     def _give_up(self, exc: BaseException, tally: _Tally) -> EmbeddingError:
-        if _is_transient(exc):
+        if is_transient(exc):
             reason = (
                 f"kept failing after {tally.attempts} attempts (last: {describe_error(exc)}); "
                 "try again later, or raise max_attempts or timeout"

@@ -4,7 +4,8 @@ One interpretation is one chat completion with structured output. Two kinds of
 failure are retried, separately:
 
 * transport failures (429, 5xx, 408/409, timeouts, dropped connections, unreadable
-  bodies) by tenacity, up to ``max_attempts`` requests, honouring ``Retry-After``;
+  bodies) by ``openai_transport.retrying``, up to ``max_attempts`` requests, honouring
+  ``Retry-After``;
 * invalid output (not JSON, a missing field, a component outside [0, 0.25], a
   refusal, a reply cut off by ``finish_reason="length"``) by ONE corrective re-ask
   that shows the model its reply and the validation error.
@@ -15,55 +16,39 @@ that carries the evidence: requests sent, the last raw reply, one line per failu
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
-import os
-import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
-from typing import Any, Self
+from typing import Any
 
-import httpx
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-)
 
 from .exceptions import JudgeError, ValidationError
 from .models import Interpretation, Memory, Usage
+from .openai_transport import (
+    OwnsClient,
+    UnreadableResponseError,
+    describe_error,
+    is_auth,
+    is_transient,
+    new_client,
+    retrying,
+    server_message,
+)
 from .prompts import PromptTemplate, load_prompt, new_nonce
 from .scoring import COMPONENT_MAX, COMPONENTS
 
-__all__ = [
-    "OpenAIJudge",
-    "OwnsClient",
-    "build_messages",
-    "describe_error",
-    "is_transient",
-    "new_client",
-    "retry_after",
-    "wait_strategy",
-]
+__all__ = ["OpenAIJudge", "build_messages"]
 
 #: Related memories shown to the model for judging novelty, and how much of each.
 _MAX_RELATED = 5
 _RELATED_CHARS = 300
-#: Local servers (Ollama, vLLM, LM Studio) ignore the key, but the SDK insists on one.
-_NO_KEY = "not-needed"
-#: 4xx statuses worth retrying: request timeout, conflict, rate limit.
-_RETRY_STATUSES = frozenset({408, 409, 429})
-_BACKOFF_INITIAL = 0.5
 
 
 class _Output(BaseModel):
@@ -127,10 +112,6 @@ class _InvalidOutputError(Exception):
     """The reply arrived but is not a valid interpretation; worth one corrective re-ask."""
 
 
-class _UnreadableError(Exception):
-    """The HTTP exchange succeeded but its body is not a chat completion; transient."""
-
-
 @dataclass(frozen=True)
 class _Reply:
     content: str | None
@@ -161,33 +142,6 @@ class _Tally:
         self.completion_tokens += reply.completion_tokens
         self.model = reply.model or self.model
         self.last_raw = reply.content if reply.content is not None else reply.refusal
-
-
-async def _sleep(seconds: float) -> None:
-    """Wait between retries; module-level so tests can record waits instead of sleeping."""
-    await asyncio.sleep(seconds)
-
-
-class OwnsClient:
-    """Closes the ``openai.AsyncOpenAI`` client on exit when this object made it.
-
-    A client passed in by the caller is theirs to close; shared by the judge and the
-    embedder, which build their clients the same way.
-    """
-
-    _client: openai.AsyncOpenAI
-    _owns_client: bool
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this object created it."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 class OpenAIJudge(OwnsClient):
@@ -286,18 +240,13 @@ class OpenAIJudge(OwnsClient):
 
     async def _send(self, messages: list[ChatCompletionMessageParam], tally: _Tally) -> _Reply:
         """One successful exchange, retrying transient failures with backoff."""
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=wait_strategy(self.max_retry_wait),
-            retry=retry_if_exception(is_transient),
-            sleep=_sleep,
-            reraise=True,
-        )
         try:
-            reply: _Reply = await retrying(self._request, messages, tally)
-        except (openai.APIError, _UnreadableError) as exc:
+            reply: _Reply = await retrying(self.max_attempts, self.max_retry_wait)(
+                self._request, messages, tally
+            )
+        except (openai.APIError, UnreadableResponseError) as exc:
             error = self._give_up(exc, tally)
-            if _is_auth(exc):
+            if is_auth(exc):
                 raise error from None
             raise error from exc
         return reply
@@ -315,9 +264,10 @@ class OpenAIJudge(OwnsClient):
         except openai.APIError as exc:
             tally.fail(describe_error(exc))
             raise
-        except (ValueError, _UnreadableError) as exc:  # the SDK's json() on a garbled 200 body
+        # ValueError: the SDK's json() on a garbled 200 body.
+        except (ValueError, UnreadableResponseError) as exc:
             tally.fail("unreadable response body")
-            raise _UnreadableError("unreadable response body") from exc
+            raise UnreadableResponseError("unreadable response body") from exc
         tally.record(reply)
         return reply
 
@@ -341,7 +291,7 @@ class OpenAIJudge(OwnsClient):
                 "api_key (and base_url), or pass judge=aimem.HeuristicJudge().",
                 **evidence,
             )
-        detail = self._redact(_server_message(exc))
+        detail = self._redact(server_message(exc))
         return JudgeError(
             f"The LLM endpoint refused the request (HTTP {status}): {detail}. Check "
             f"model={self.model!r}, the key's access to it, and json_schema support.",
@@ -363,27 +313,6 @@ class OpenAIJudge(OwnsClient):
         return Interpretation(
             **output.model_dump(), model=model, prompt_version=self._template.version, usage=usage
         )
-
-
-def new_client(
-    base_url: str | None,
-    api_key: str | None,
-    timeout: float,
-    *,
-    missing: str = "No LLM configured for OpenAIJudge: set OPENAI_API_KEY or base_url, "
-    "or pass judge=aimem.HeuristicJudge()",
-) -> openai.AsyncOpenAI:
-    """An SDK client by aimem's rules: arguments, then ``OPENAI_*`` env; a URL needs no key.
-
-    Raises:
-        ValidationError: with the ``missing`` message, when there is neither key nor URL.
-    """
-    key = api_key or os.environ.get("OPENAI_API_KEY")
-    url = base_url or os.environ.get("OPENAI_BASE_URL")
-    if not key and not url:
-        raise ValidationError(missing)
-    # max_retries=0: tenacity alone owns transport retries, so the two layers never multiply.
-    return openai.AsyncOpenAI(api_key=key or _NO_KEY, base_url=url, timeout=timeout, max_retries=0)
 
 
 def build_messages(
@@ -433,7 +362,7 @@ def _read_reply(completion: object) -> _Reply:
         content, refusal = message.content, getattr(message, "refusal", None)
         finish_reason = choice.finish_reason
     except (AttributeError, IndexError, TypeError) as exc:
-        raise _UnreadableError("not a chat completion") from exc
+        raise UnreadableResponseError("not a chat completion") from exc
     usage = getattr(completion, "usage", None)
     model = getattr(completion, "model", None)
     return _Reply(
@@ -478,81 +407,3 @@ def _describe_validation(exc: PydanticValidationError) -> str:
         f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
         for err in exc.errors(include_url=False)
     )
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Whether a failed request is worth sending again (429, 408/409, 5xx, network, garble)."""
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in _RETRY_STATUSES or exc.status_code >= 500
-    return isinstance(
-        exc, openai.APIConnectionError | openai.APIResponseValidationError | _UnreadableError
-    )
-
-
-def _is_auth(exc: BaseException) -> bool:
-    # The SDK's own message for these may quote the (masked) key: drop the chain.
-    return isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError)
-
-
-def describe_error(exc: BaseException) -> str:
-    """A short, secret-free account of a failed request, for error evidence."""
-    if isinstance(exc, openai.APITimeoutError):
-        return "timed out"
-    if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}"
-    if isinstance(exc, openai.APIConnectionError):
-        return "connection failed"
-    if isinstance(exc, _UnreadableError):
-        return "unreadable response body"
-    return type(exc).__name__
-
-
-def _server_message(exc: BaseException) -> str:
-    body = getattr(exc, "body", None)
-    message = body.get("message") if isinstance(body, dict) else None
-    return str(message or getattr(exc, "message", "") or type(exc).__name__)[:300]
-
-
-def retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds a server asked us to wait, or None when it did not say (or said nonsense).
-
-    Reads ``Retry-After-Ms`` (OpenAI's precise variant), then ``Retry-After`` as
-    seconds or as an HTTP-date.
-    """
-    if millis := headers.get("retry-after-ms"):
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        when = when if when.tzinfo else when.replace(tzinfo=UTC)
-        seconds = (when - datetime.now(UTC)).total_seconds()
-    return max(0.0, seconds) if math.isfinite(seconds) else None
-
-
-def wait_strategy(max_wait: float) -> Callable[[RetryCallState], float]:
-    """The server's ``Retry-After`` when it sent one, else exponential backoff with jitter.
-
-    Both are capped at ``max_wait``. (Hand-rolled because tenacity renamed the
-    parameters of ``wait_exponential_jitter`` between the versions we accept.)
-    """
-
-    def wait(state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        asked = (
-            retry_after(exc.response.headers) if isinstance(exc, openai.APIStatusError) else None
-        )
-        if asked is None:
-            asked = _BACKOFF_INITIAL * 2 ** (state.attempt_number - 1) + random.uniform(0, 0.5)
-        return min(asked, max_wait)
-
-    return wait

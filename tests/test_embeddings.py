@@ -18,7 +18,7 @@ import openai
 import pytest
 import respx
 
-import aimem.embeddings as embeddings_module
+import aimem.openai_transport as openai_transport
 from aimem.embeddings import Embedder, EmbeddingError, LocalEmbedder, OpenAIEmbedder
 from aimem.exceptions import AimemError, ValidationError
 from aimem.testing import HashEmbedder, OpenAIStub, StubReply, embedding_response, stub_vector
@@ -69,7 +69,7 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     async def record(seconds: float) -> None:
         recorded.append(seconds)
 
-    monkeypatch.setattr(embeddings_module, "_sleep", record)
+    monkeypatch.setattr(openai_transport, "_sleep", record)
     return recorded
 
 

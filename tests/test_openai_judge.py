@@ -14,10 +14,11 @@ import openai
 import pytest
 import respx
 
-import aimem.judge as judge_module
+import aimem.openai_transport as openai_transport
 from aimem.exceptions import JudgeError, ValidationError
-from aimem.judge import OpenAIJudge, retry_after
+from aimem.judge import OpenAIJudge
 from aimem.models import Interpretation, Memory
+from aimem.openai_transport import retry_after
 from aimem.prompts import extract_data_block
 from aimem.testing import OpenAIStub, StubReply, chat_completion
 
@@ -70,7 +71,7 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     async def record(seconds: float) -> None:
         recorded.append(seconds)
 
-    monkeypatch.setattr(judge_module, "_sleep", record)
+    monkeypatch.setattr(openai_transport, "_sleep", record)
     return recorded
 
 
