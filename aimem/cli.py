@@ -1,6 +1,13 @@
-"""The ``aimem`` command: status with no arguments, and ``aimem demo``.
+"""The ``aimem`` command: status with no arguments, and one subcommand per store operation.
 
 A thin shell: it parses arguments, calls the public API and renders with ``render.py``.
+This module holds the parser and the error handling; command bodies live in
+``cli_commands.py`` (``cli_ingest.py`` for ingest, ``cli_status.py`` for status and demo).
+
+Example:
+    $ aimem save "User prefers Rust for systems work" --user-context syui
+    $ aimem list
+    $ aimem --namespace alice search Rust --json
 """
 
 from __future__ import annotations
@@ -8,141 +15,319 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import tempfile
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from . import __version__
-from .exceptions import AimemError
-from .heuristic import HeuristicJudge
-from .memory import MemoryStore
-from .models import Memory
-from .render import memory_table
-from .settings import Settings, default_database_url
+from . import cli_commands as commands
+from .cli_commands import CommandError, Session
+from .cli_status import DEMO_MEMORIES, demo, status
+from .exceptions import AimemError, NotFoundError
 
-__all__ = ["main"]
+__all__ = ["DEMO_MEMORIES", "build_parser", "main"]
 
-DEMO_MEMORIES = (
-    "I'm allergic to penicillin.",
-    "ok thanks!",
-    "My daughter Emma starts primary school in September.",
-    "Never schedule meetings before 10am, I do my deep work then.",
-    "User prefers pytest over unittest for Python projects.",
-    "It's raining today.",
-    "My father passed away last month; I'm still struggling with it.",
-    "私はベジタリアンです。肉料理は提案しないでください。",
-    "User is thinking about a trip to Hokkaido next spring.",
-    "I use Neovim with a dark theme.",
-    "What is the capital of France?",
-    "I live near a big park and go running there on Sundays.",
-    "My sister lives in Melbourne.",
-    "The thesis defence is on 14 March; if it slips I lose my visa.",
-)
+Handler = Callable[[Session, argparse.Namespace], int]
+
+#: Commands that judge content; the others never call a judge (see ``Session.store``).
+_JUDGING_COMMANDS = frozenset({"save", "save-memory", "ingest", "import-aigpt"})
 
 
-def _status(console: Console) -> int:
-    settings = Settings.load()
-    url = settings.database_url or default_database_url()
-    if settings.openai_api_key is not None or settings.openai_base_url:
-        judge = (
-            f"OpenAIJudge (model {settings.model}, base_url {settings.openai_base_url or 'OpenAI'})"
-        )
-    else:
-        judge = "HeuristicJudge (offline; set OPENAI_API_KEY or OPENAI_BASE_URL for an LLM judge)"
-    table = Table(title=f"aimem {__version__}", show_header=False)
-    table.add_column("setting", style="bold")
-    table.add_column("value")
-    table.add_row("database", url)
-    table.add_row("judge", judge)
-    table.add_row(
-        "capacity",
-        f"max_memories={settings.max_memories}, min_priority_score={settings.min_priority_score}, "
-        f"auto_prune={settings.auto_prune}",
-    )
-    path = url.removeprefix("sqlite:///")
-    if url.startswith("sqlite:///") and not Path(path).exists():
-        table.add_row("memories", "none yet (the database is created on first save)")
-    else:
-        with MemoryStore(url, judge=HeuristicJudge()) as store:
-            stats = store.stats()
-        mean = "—" if stats.mean_priority is None else f"{stats.mean_priority:.2f}"
-        table.add_row(
-            "memories (default namespace)",
-            f"{stats.count} active, {stats.archived} archived, {stats.pinned} pinned, "
-            f"{stats.pending} pending; mean priority {mean}",
-        )
-    console.print(table)
-    console.print("Try [bold]aimem demo[/bold] to watch it judge and forget.")
-    return 0
+def _positive_int(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return number
 
 
-def _demo(console: Console, max_memories: int) -> int:
-    forgotten: list[Memory] = []
-    with tempfile.TemporaryDirectory(prefix="aimem-demo-") as tmp:
-        url = f"sqlite:///{Path(tmp) / 'demo.db'}"
-        console.print(
-            f"Saving {len(DEMO_MEMORIES)} memories into a temporary store with "
-            f"max_memories={max_memories}, judged offline by HeuristicJudge.\n"
-        )
-        with MemoryStore(
-            url, judge=HeuristicJudge(), max_memories=max_memories, on_archive=forgotten.extend
-        ) as store:
-            for content in DEMO_MEMORIES:
-                before = len(forgotten)
-                memory = store.save(content)
-                console.print(f"  saved  {memory.priority_score:.2f}  {content}", highlight=False)
-                for gone in forgotten[before:]:
-                    console.print(
-                        f"         [red]forgot {gone.priority_score:.2f}  {gone.content}[/red]",
-                        highlight=False,
-                    )
-            kept = store.list()
-            stats = store.stats()
-    console.print()
-    console.print(memory_table(kept, title=f"Remembered ({len(kept)} of {max_memories} slots)"))
-    table = Table(title=f"Forgotten ({len(forgotten)}), archived not deleted")
-    table.add_column("priority", justify="right")
-    table.add_column("content")
-    table.add_column("why")
-    for m in forgotten:
-        why = (
-            f"below min_priority_score {stats.min_priority_score}"
-            if m.archive_reason == "below_min_priority"
-            else f"lowest priority once over {max_memories} memories"
-        )
-        table.add_row(f"{m.priority_score:.2f}", m.content, why)
-    console.print(table)
-    return 0
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="aimem", description="Long-term memory for AI agents. With no command: status."
-    )
-    parser.add_argument("--version", action="version", version=f"aimem {__version__}")
-    commands = parser.add_subparsers(dest="command")
-    demo = commands.add_parser(
-        "demo", help="offline demo: judge a dozen memories and forget the least important"
-    )
-    demo.add_argument("--max-memories", type=int, default=8)
+def _command(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    handler: Handler,
+    help: str,
+    description: str | None = None,
+) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(name, help=help, description=description or help)
+    parser.set_defaults(handler=handler)
     return parser
 
 
+def _json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json", action="store_true", help="print JSON (the Memory fields) instead of a table"
+    )
+
+
+def _id_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("memory_id", metavar="ID", help="full memory id, as `aimem list` shows")
+
+
+def _save_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("text", metavar="TEXT", help="what to remember; '-' reads it from stdin")
+    parser.add_argument("--user-context", metavar="S", help="who or what the memory concerns")
+    _json_flag(parser)
+
+
+def _filters(parser: argparse.ArgumentParser, limit_default: int | None) -> None:
+    default = "all" if limit_default is None else str(limit_default)
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=limit_default,
+        metavar="N",
+        help=f"at most N (default {default})",
+    )
+    parser.add_argument(
+        "--min-score", type=float, metavar="X", help="only memories with priority >= X (0 to 1)"
+    )
+    parser.add_argument("--all", action="store_true", help="include archived memories")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``aimem`` argument parser: global options, then one subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="aimem",
+        description="Long-term memory for AI agents. With no command: status.",
+        epilog="Run `aimem COMMAND --help` for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"aimem {__version__}")
+    parser.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="SQLAlchemy URL of the store, e.g. sqlite:///agent.db "
+        "(default: AIMEM_DATABASE_URL, the config file, or the platform data dir)",
+    )
+    parser.add_argument(
+        "--namespace",
+        metavar="NS",
+        default="default",
+        help="namespace (user or agent) every command is scoped to (default: %(default)s)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+
+    p = _command(
+        sub,
+        "save",
+        commands.save,
+        "judge and save one memory",
+        "Judge TEXT (interpretation and four scores) and save it. Shows the memory, and in "
+        "red whatever the capacity manager archived to make room.",
+    )
+    _save_args(p)
+
+    p = _command(sub, "list", commands.list_memories, "list memories with their scores")
+    _filters(p, None)
+    p.add_argument(
+        "--order",
+        choices=("priority", "recent"),
+        default="priority",
+        help="highest priority first, or newest first (default: %(default)s)",
+    )
+    _json_flag(p)
+
+    p = _command(sub, "search", commands.search, "find memories by words (and meaning)")
+    p.add_argument("query", metavar="QUERY", help="what to look for")
+    _filters(p, 10)
+    p.add_argument(
+        "--mode",
+        choices=("hybrid", "keyword", "semantic"),
+        default="hybrid",
+        help="ranking: hybrid is keyword-only without an embedder (default: %(default)s)",
+    )
+    _json_flag(p)
+
+    p = _command(sub, "show", commands.show, "show every field of one memory")
+    _id_arg(p)
+    _json_flag(p)
+    for name, handler, text in (
+        ("pin", commands.pin, "pin a memory: it is never archived"),
+        ("unpin", commands.unpin, "unpin a memory: it counts toward the cap again"),
+        ("restore", commands.restore, "un-archive a memory (may archive the next lowest)"),
+    ):
+        _id_arg(_command(sub, name, handler, text))
+
+    p = _command(
+        sub,
+        "delete",
+        commands.delete,
+        "delete one memory for good",
+        "Delete one memory for good (archiving is the reversible way to forget). Asks for "
+        "confirmation on a terminal; elsewhere --yes is required.",
+    )
+    _id_arg(p)
+    p.add_argument("--yes", "-y", action="store_true", help="delete without asking")
+
+    p = _command(
+        sub,
+        "prune",
+        commands.prune,
+        "apply the capacity rules now",
+        "Archive memories below min_priority_score, then the lowest until at most "
+        "max_memories remain (pinned ones are never archived).",
+    )
+    p.add_argument("--dry-run", action="store_true", help="show what would go; change nothing")
+    _json_flag(p)
+
+    _json_flag(_command(sub, "stats", commands.stats, "counts, mean priority and tokens used"))
+
+    p = _command(
+        sub,
+        "core",
+        commands.core,
+        "print or set the core text",
+        "Print the core text (identity and personality; never pruned). "
+        "With --set TEXT, replace it instead ('-' reads stdin, '' clears it).",
+    )
+    p.add_argument("--set", metavar="TEXT", help="replace the core text with TEXT")
+
+    p = _command(
+        sub,
+        "context",
+        commands.context,
+        "print the system-prompt context",
+        "Print the core text and the top memories as an agent's system prompt gets them.",
+    )
+    p.add_argument(
+        "--max-chars",
+        type=int,
+        default=4000,
+        metavar="N",
+        help="length budget (default: %(default)s)",
+    )
+    p.add_argument("--query", metavar="Q", help="pick memories relevant to Q, not by priority")
+
+    p = _command(
+        sub,
+        "ingest",
+        commands.ingest,
+        "save every line of a text or JSON Lines file",
+        "Save a file of memories. Plain text: one memory per non-empty line. JSON Lines "
+        '(a .jsonl name, or every line a JSON object): {"content": ..., "user_context": ...} '
+        "per line. The whole file is checked first: with any bad line nothing is saved.",
+    )
+    p.add_argument("file", metavar="FILE", help="the file to read; '-' reads stdin")
+    p.add_argument(
+        "--user-context", metavar="S", help="user context for lines that do not give one"
+    )
+    p.add_argument(
+        "--batch",
+        type=_positive_int,
+        default=32,
+        metavar="N",
+        help="lines judged and written together (default: %(default)s)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("auto", "text", "jsonl"),
+        default="auto",
+        help="how to read FILE (default: %(default)s, decided as described above)",
+    )
+
+    p = _command(
+        sub,
+        "mcp",
+        commands.mcp,
+        "run the MCP server",
+        "Serve this store to MCP clients: stdio, or streamable HTTP at /mcp. Binding a host "
+        "other than 127.0.0.1 requires AIMEM_MCP_TOKEN.",
+    )
+    p.add_argument(
+        "--transport", choices=("stdio", "http"), default="stdio", help="default: %(default)s"
+    )
+    p.add_argument("--host", default="127.0.0.1", help="HTTP host (default: %(default)s)")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default: %(default)s)")
+
+    p = _command(
+        sub,
+        "import-aigpt",
+        commands.import_aigpt,
+        "import an aigpt record tree",
+        "Import aigpt's core and memory records from PATH/{did}/ai.syui.gpt.*/; every memory "
+        "is judged like a save.",
+    )
+    p.add_argument("path", metavar="PATH", help="the aigpt content directory")
+    p.add_argument("--did", metavar="DID", help="which DID to import (default: the only one)")
+
+    p = _command(
+        sub,
+        "export-aigpt",
+        commands.export_aigpt,
+        "export as an aigpt record tree",
+        "Write the core text and active memories as aigpt records under PATH/DID/.",
+    )
+    p.add_argument("path", metavar="PATH", help="the aigpt content directory")
+    p.add_argument("--did", metavar="DID", required=True, help="the DID the records belong to")
+    p.add_argument("--handle", metavar="H", help="handle written into the core record")
+
+    # aigpt-compatible names.
+    _command(sub, "read-core", commands.core, "aigpt alias: print the core text").set_defaults(
+        set=None
+    )
+    _json_flag(
+        _command(
+            sub,
+            "read-memory",
+            commands.read_memory,
+            "aigpt alias: every active memory, highest priority first",
+        )
+    )
+    _save_args(_command(sub, "save-memory", commands.save, "aigpt alias of `save`"))
+
+    p = _command(
+        sub, "demo", demo, "offline demo: judge a dozen memories and forget the least important"
+    )
+    p.add_argument(
+        "--max-memories",
+        type=int,
+        default=8,
+        help="capacity of the demo's temporary store (default: %(default)s)",
+    )
+    return parser
+
+
+def _error(err: Console, message: str) -> int:
+    # soft_wrap: one line whatever the terminal width, so scripts can grep it.
+    err.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``aimem`` command."""
-    args = _parser().parse_args(argv)
-    console = Console()
+    """Entry point of the ``aimem`` command; returns the exit status.
+
+    Example:
+        >>> main(["--namespace", "alice", "list", "--json"])  # doctest: +SKIP
+    """
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    session = Session(
+        args.database_url,
+        args.namespace,
+        Console(),
+        Console(stderr=True),
+        judges=args.command in _JUDGING_COMMANDS,
+    )
+    handler: Handler = getattr(args, "handler", status)
     try:
-        if args.command == "demo":
-            return _demo(console, args.max_memories)
-        return _status(console)
-    except AimemError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        return 1
+        return handler(session, args)
+    except NotFoundError as exc:
+        memory_id = getattr(args, "memory_id", None)
+        if memory_id is None:
+            return _error(session.err, str(exc))
+        return _error(
+            session.err,
+            f"no memory with id {memory_id!r} in namespace {args.namespace!r} "
+            "(see `aimem list --all`)",
+        )
+    except (AimemError, CommandError) as exc:
+        return _error(session.err, str(exc))
+    except OSError as exc:  # an input file that cannot be read
+        detail = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else exc
+        return _error(session.err, str(detail))
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        session.close()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,7 +18,7 @@ from typing import Any, ParamSpec, TypeVar
 from .capacity import CapacityPolicy
 from .embeddings import Embedder
 from .exceptions import AimemError, JudgeError, ValidationError
-from .models import Interpretation, Memory, PruneReport, SearchHit, Stats
+from .models import Interpretation, Memory, PruneReport, SaveReport, SearchHit, Stats
 from .protocols import Judge, judge_source
 from .render import render_context
 from .retrieval import Mode, Retriever
@@ -249,29 +249,61 @@ class AsyncMemoryStore:
 
     # -- saving ---------------------------------------------------------------------
 
-    async def save(self, content: str, *, user_context: str | None = None) -> Memory:
+    async def save(
+        self,
+        content: str,
+        *,
+        user_context: str | None = None,
+        interpretation: Interpretation | None = None,
+    ) -> Memory:
         """Interpret, score and store ``content``; may archive the least important memories.
 
         An exact duplicate of an active memory makes no LLM call: the existing memory is
-        returned, reinforced.
+        returned, reinforced. Pass ``interpretation`` to supply the scores yourself (an
+        agent acting as its own judge): it is stored with ``score_source="client"`` and
+        no LLM call. What the save archived goes to ``on_archive``; ``save_with_report``
+        returns it instead.
 
         Raises:
             ValidationError: empty, non-string or oversized content, or a bad user_context.
             JudgeError: the judge failed; nothing was written.
         """
+        report = await self.save_with_report(
+            content, user_context=user_context, interpretation=interpretation
+        )
+        return report.memories[0]
+
+    async def save_with_report(
+        self,
+        content: str,
+        *,
+        user_context: str | None = None,
+        interpretation: Interpretation | None = None,
+    ) -> SaveReport:
+        """Like ``save``, but also returns what the capacity manager archived to make room."""
         content = check_content(content, self.settings.max_content_chars)
         user_context = check_user_context(user_context)
+        if interpretation is not None and not isinstance(interpretation, Interpretation):
+            raise ValidationError(
+                "interpretation must be an aimem.Interpretation, "
+                f"got {type(interpretation).__name__}"
+            )
         existing = await self._db_call(
             self._db.find_active_duplicate, self.namespace, content_hash(content)
         )
         if existing is not None:
-            return existing
-        [item] = await self._judge_all([content], user_context)
+            return SaveReport(memories=[existing], archived=[], duplicates=[existing.id])
+        if interpretation is None:
+            [item] = await self._judge_all([content], user_context)
+        else:
+            vectors = await self._retriever.embed([content])
+            vector = None if vectors is None else vectors[0]
+            item = self._new_memory(content, interpretation, "client", user_context, vector)
         [memory], archived = await self._db_call(
             self._db.insert, self.namespace, [item], self.policy
         )
         self._report(archived)
-        return memory
+        return SaveReport(memories=[memory], archived=archived)
 
     async def save_many(
         self, contents: Sequence[str], *, user_context: str | None = None
@@ -280,6 +312,13 @@ class AsyncMemoryStore:
 
         All inputs are validated before any judging; if any judgement fails, nothing is written.
         """
+        report = await self.save_many_with_report(contents, user_context=user_context)
+        return report.memories
+
+    async def save_many_with_report(
+        self, contents: Sequence[str], *, user_context: str | None = None
+    ) -> SaveReport:
+        """Like ``save_many``, but also says which were duplicates and what was archived."""
         contents = check_contents(contents, self.settings.max_content_chars)
         user_context = check_user_context(user_context)
         unique = list(dict.fromkeys(contents))
@@ -296,7 +335,11 @@ class AsyncMemoryStore:
         )
         saved = {m.content: m for m in memories} | known
         self._report(archived)
-        return [saved[c] for c in contents]
+        return SaveReport(
+            memories=[saved[c] for c in contents],
+            archived=archived,
+            duplicates=[m.id for m in known.values()],
+        )
 
     async def update(
         self, memory_id: str, content: str, *, user_context: str | None = None
@@ -320,6 +363,13 @@ class AsyncMemoryStore:
         archived with reason ``"compressed"`` in the same transaction (never deleted).
         An empty list is refused unless ``allow_empty=True``.
         """
+        report = await self.compress_with_report(items, allow_empty=allow_empty)
+        return report.memories
+
+    async def compress_with_report(
+        self, items: Sequence[str], *, allow_empty: bool = False
+    ) -> SaveReport:
+        """Like ``compress``, but also returns the memories it archived."""
         contents = check_contents(items, self.settings.max_content_chars)
         if not contents and not allow_empty:
             raise ValidationError(
@@ -331,7 +381,7 @@ class AsyncMemoryStore:
             self._db.insert, self.namespace, judged, self.policy, archive_others="compressed"
         )
         self._report(archived)
-        return memories
+        return SaveReport(memories=memories, archived=archived)
 
     # -- reading --------------------------------------------------------------------
 
@@ -556,13 +606,39 @@ class MemoryStore:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def save(self, content: str, *, user_context: str | None = None) -> Memory:  # noqa: D102
-        return run_sync(self._async.save(content, user_context=user_context))
+    def save(  # noqa: D102
+        self,
+        content: str,
+        *,
+        user_context: str | None = None,
+        interpretation: Interpretation | None = None,
+    ) -> Memory:
+        return run_sync(
+            self._async.save(content, user_context=user_context, interpretation=interpretation)
+        )
+
+    def save_with_report(  # noqa: D102
+        self,
+        content: str,
+        *,
+        user_context: str | None = None,
+        interpretation: Interpretation | None = None,
+    ) -> SaveReport:
+        return run_sync(
+            self._async.save_with_report(
+                content, user_context=user_context, interpretation=interpretation
+            )
+        )
 
     def save_many(  # noqa: D102
         self, contents: Sequence[str], *, user_context: str | None = None
     ) -> list[Memory]:
         return run_sync(self._async.save_many(contents, user_context=user_context))
+
+    def save_many_with_report(  # noqa: D102
+        self, contents: Sequence[str], *, user_context: str | None = None
+    ) -> SaveReport:
+        return run_sync(self._async.save_many_with_report(contents, user_context=user_context))
 
     def update(  # noqa: D102
         self, memory_id: str, content: str, *, user_context: str | None = None
@@ -571,6 +647,11 @@ class MemoryStore:
 
     def compress(self, items: Sequence[str], *, allow_empty: bool = False) -> list[Memory]:  # noqa: D102
         return run_sync(self._async.compress(items, allow_empty=allow_empty))
+
+    def compress_with_report(  # noqa: D102
+        self, items: Sequence[str], *, allow_empty: bool = False
+    ) -> SaveReport:
+        return run_sync(self._async.compress_with_report(items, allow_empty=allow_empty))
 
     def get(self, memory_id: str) -> Memory:  # noqa: D102
         return run_sync(self._async.get(memory_id))
@@ -642,9 +723,12 @@ class MemoryStore:
 # The sync twin shares its docs with the async one: one text, kept in one place.
 for _name in (
     "save",
+    "save_with_report",
     "save_many",
+    "save_many_with_report",
     "update",
     "compress",
+    "compress_with_report",
     "get",
     "list",
     "search",

@@ -155,6 +155,17 @@ class PruneReport(BaseModel):
         return {m.id: m.archive_reason or "" for m in self.archived}
 
 
+class SaveReport(BaseModel):
+    """What a save or compress wrote, and what the capacity manager archived to make room."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memories: list[Memory]
+    archived: list[Memory]
+    #: Ids among ``memories`` that already existed (exact duplicates: returned, not saved).
+    duplicates: list[str] = []
+
+
 class Stats(BaseModel):
     """Counts and totals for one namespace."""
 

@@ -366,3 +366,48 @@ def test_sync_and_async_twins_have_the_same_signatures() -> None:
     for name, signature in sync.items():
         assert inspect.iscoroutinefunction(getattr(aimem.AsyncMemoryStore, name)), name
         assert signature == async_[name], name
+
+
+def test_client_interpretation_is_stored_without_a_judge_call(db_url: str) -> None:
+    judge = FixedJudge()
+    mine = aimem.Interpretation(
+        interpreted_content="The user prefers Rust for systems work.",
+        emotional_impact=0.05,
+        user_relevance=0.2,
+        novelty=0.1,
+        utility=0.2,
+        rationale="stable preference",
+    )
+    with aimem.MemoryStore(db_url, judge=judge) as store:
+        m = store.save("prefers rust", interpretation=mine)
+        assert judge.calls == []
+        assert (m.score_source, m.model, m.prompt_version) == ("client", None, None)
+        assert m.interpreted_content == mine.interpreted_content
+        assert m.priority_score == pytest.approx(0.55) and m.rationale == "stable preference"
+        with pytest.raises(aimem.ValidationError, match=r"aimem\.Interpretation"):
+            store.save("x", interpretation={"interpreted_content": "x"})  # type: ignore[arg-type]
+        assert store.stats().total == 1
+
+
+def test_save_and_compress_with_report_name_what_they_archived(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=FixedJudge(), max_memories=1) as store:
+        first = store.save_with_report("a [score=0.5]")
+        assert first.archived == [] and first.memories[0].content == "a [score=0.5]"
+        second = store.save_with_report("b [score=0.6]")
+        assert [m.id for m in second.archived] == [first.memories[0].id]
+        assert second.archived[0].archive_reason == "over_capacity"
+        again = store.save_with_report("b [score=0.6]")
+        assert again.memories[0].id == second.memories[0].id and again.archived == []
+        assert again.duplicates == [second.memories[0].id] and second.duplicates == []
+        many = store.save_many_with_report(["b [score=0.6]", "d [score=0.9]", "b [score=0.6]"])
+        assert [m.content for m in many.memories] == [
+            "b [score=0.6]",
+            "d [score=0.9]",
+            "b [score=0.6]",
+        ]
+        assert many.duplicates == [second.memories[0].id]
+        assert [m.id for m in many.archived] == [second.memories[0].id]
+        compressed = store.compress_with_report(["c [score=0.7]"])
+        assert [m.content for m in compressed.memories] == ["c [score=0.7]"]
+        assert [m.id for m in compressed.archived] == [many.memories[1].id]
+        assert compressed.archived[0].archive_reason == "compressed"

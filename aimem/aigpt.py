@@ -1,0 +1,262 @@
+"""Read and write aigpt memory trees, so an aigpt agent can move to aimem and back.
+
+aigpt keeps one ATProto record (a JSON file) per memory::
+
+    PATH/{did}/ai.syui.gpt.core/self.json      core: identity and personality
+    PATH/{did}/ai.syui.gpt.memory/{tid}.json   one memory each, named by a TID
+
+Reading validates the whole tree before anything is returned, so an import either
+sees every record or fails naming the bad file. Writing never touches existing records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from .exceptions import ValidationError
+from .memory import MemoryStore
+from .models import Memory
+
+__all__ = [
+    "AigptMemory",
+    "AigptTree",
+    "ImportReport",
+    "export_tree",
+    "import_tree",
+    "is_tid",
+    "new_tid",
+    "read_tree",
+    "write_tree",
+]
+
+CORE = "ai.syui.gpt.core"
+MEMORY = "ai.syui.gpt.memory"
+_ALPHABET = "234567abcdefghijklmnopqrstuvwxyz"
+_TID = re.compile(r"[2-7a-j][2-7a-z]{12}")
+_DID = re.compile(r"did:[a-z]+:[A-Za-z0-9._:%-]*[A-Za-z0-9._-]")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_CLOCK_ID = secrets.randbelow(1024)  # random per process, as ATProto suggests
+_lock = threading.Lock()
+_last = 0
+
+
+def new_tid(now: datetime | None = None, clock_id: int | None = None) -> str:
+    """A new ATProto TID, strictly increasing within this process (so files sort by age).
+
+    Layout: top bit 0, 53 bits of microseconds since the Unix epoch, 10 bits clock id,
+    written as 13 characters of the sortable base32 alphabet. Two calls in the same
+    microsecond (or a ``now`` in the past) get the previous value plus one.
+    """
+    global _last
+    when = datetime.now(UTC) if now is None else _aware(now, "now")
+    clock = _CLOCK_ID if clock_id is None else clock_id
+    if isinstance(clock, bool) or not isinstance(clock, int) or not 0 <= clock < 1024:
+        raise ValidationError(f"clock_id must be an integer from 0 to 1023, got {clock_id!r}")
+    micros = (when - _EPOCH) // _MICROSECOND
+    if not 0 <= micros < 1 << 53:
+        raise ValidationError(f"{when.isoformat()} cannot be stored in a TID")
+    with _lock:
+        value = max((micros << 10) | clock, _last + 1)
+        _last = value
+    return "".join(_ALPHABET[(value >> shift) & 31] for shift in range(60, -1, -5))
+
+
+def is_tid(s: str) -> bool:
+    """True when ``s`` has ATProto TID syntax (13 sortable-base32 chars that fit 64 bits)."""
+    return isinstance(s, str) and _TID.fullmatch(s) is not None
+
+
+@dataclass(frozen=True)
+class AigptMemory:
+    """One memory record: its rkey (file name), text and createdAt, if it had one."""
+
+    rkey: str
+    text: str
+    created_at: datetime | None
+
+
+@dataclass(frozen=True)
+class AigptTree:
+    """Everything one did's aigpt tree holds; memories in rkey order (oldest first)."""
+
+    did: str
+    handle: str | None
+    core: str | None
+    memories: list[AigptMemory]
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What ``import_tree`` did: ``memories`` follow the tree's order, duplicates included."""
+
+    did: str
+    core_imported: bool
+    memories: list[Memory]
+
+
+def read_tree(path: Path, did: str | None = None) -> AigptTree:
+    """Read and validate one did's aigpt tree under ``path``.
+
+    Raises:
+        ValidationError: no such path, no single did to pick, or a bad record (the
+            message names the file relative to ``path`` and what is wrong).
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise ValidationError(f"{root} is not a directory: point at the aigpt content path")
+    if did is None:
+        found = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name.startswith("did:"))
+        if len(found) != 1:
+            what = "no did:* directory" if not found else f"several dids ({', '.join(found)})"
+            raise ValidationError(f"{root} holds {what}: pass --did to choose the agent to read")
+        did = found[0]
+    if not did or "/" in did or "\\" in did or did in (".", "..") or not (root / did).is_dir():
+        raise ValidationError(f"{root} has no directory for did {did!r}: check --did")
+    core_file = root / did / CORE / "self.json"
+    core: str | None = None
+    handle: str | None = None
+    if core_file.is_file():
+        value, core, _ = _read(root, core_file)
+        handle = value.get("handle")
+    memory_dir = root / did / MEMORY
+    files = sorted(memory_dir.glob("*.json")) if memory_dir.is_dir() else []
+    memories = [AigptMemory(f.stem, *_read(root, f)[1:]) for f in files if f.is_file()]
+    return AigptTree(did, handle, core, memories)
+
+
+def write_tree(
+    path: Path,
+    did: str,
+    memories: Sequence[tuple[str, datetime]],
+    core: str | None,
+    handle: str | None = None,
+) -> list[Path]:
+    """Write an aigpt tree: fresh increasing TIDs in the given order, one atomic file each.
+
+    Returns the written files, core first. Everything is checked before the first
+    write, and a target that already holds records is refused so none is overwritten.
+    """
+    if not isinstance(did, str) or len(did) > 2048 or not _DID.fullmatch(did):
+        raise ValidationError(f"{did!r} is not a did like did:plc:abc123: check --did")
+    if handle is not None and not isinstance(handle, str):
+        raise ValidationError("handle must be a string or None")
+    items = [
+        (_check_text(t, f"memory {i}"), _aware(w, f"memory {i}"))
+        for i, (t, w) in enumerate(memories)
+    ]
+    if core is not None:
+        _check_text(core, "core")
+    base = Path(path) / did
+    if any((base / MEMORY).glob("*.json")) or (base / CORE / "self.json").exists():
+        raise ValidationError(f"{base} already holds aigpt records; choose an empty path")
+    written = [] if core is None else [_write(base, CORE, "self", core, None, handle)]
+    (base / MEMORY).mkdir(parents=True, exist_ok=True)
+    written += [_write(base, MEMORY, new_tid(), text, when, None) for text, when in items]
+    return written
+
+
+def import_tree(store: MemoryStore, path: Path, did: str | None = None) -> ImportReport:
+    """Load an aigpt tree into ``store``: each memory is judged; the core replaces the store's.
+
+    The tree is validated first and memories are saved before the core, so a bad
+    file or a failing judge leaves the store as it was.
+    """
+    tree = read_tree(path, did)
+    limit = store.settings.max_content_chars
+    texts = [(f"{tree.did}/{CORE}/self.json", tree.core or "")]
+    texts += [(f"{tree.did}/{MEMORY}/{m.rkey}.json", m.text) for m in tree.memories]
+    for name, text in texts:
+        if len(text) > limit:
+            raise ValidationError(f"{name} is over max_content_chars ({limit}): raise the limit")
+    saved = store.save_many([m.text for m in tree.memories]) if tree.memories else []
+    if tree.core is not None:
+        store.set_core(tree.core)
+    return ImportReport(tree.did, tree.core is not None, saved)
+
+
+def export_tree(store: MemoryStore, path: Path, did: str, handle: str | None = None) -> list[Path]:
+    """Write the store's core and active memories as an aigpt tree, oldest memory first.
+
+    Memories keep their original wording (``content``) and creation time; archived
+    ones stay behind, since aigpt would deliver them to the agent again.
+    """
+    active = list(reversed(store.list(order="recent")))  # limit=None: every active memory
+    core = store.get_core()
+    pairs = [(m.content, m.created_at) for m in active]
+    return write_tree(path, did, pairs, core if core.strip() else None, handle)
+
+
+def _aware(when: datetime, what: str) -> datetime:
+    """Naive datetimes are ambiguous (local or UTC?), so they are refused."""
+    if not isinstance(when, datetime) or when.tzinfo is None:
+        raise ValidationError(f"{what}: expected a timezone-aware datetime, got {when!r}")
+    return when
+
+
+def _check_text(text: object, what: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError(f"{what}: text must be a non-empty string, got {text!r}")
+    return text
+
+
+def _stamp(when: datetime) -> str:
+    """ATProto's usual datetime form: UTC with milliseconds and a ``Z``."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _read(root: Path, file: Path) -> tuple[dict[str, Any], str, datetime | None]:
+    """One record's ``value``, text and createdAt; any flaw names the file (relative)."""
+    name = file.relative_to(root).as_posix()
+    try:
+        record = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValidationError(f"{name}: not readable JSON ({exc})") from exc
+    value = record.get("value") if isinstance(record, dict) else None
+    content = value.get("content") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or not isinstance(content, dict) or "text" not in content:
+        raise ValidationError(f"{name}: value.content.text is missing: not an aigpt record")
+    text, raw, when = content["text"], value.get("createdAt"), None
+    if not isinstance(text, str) or not text.strip():
+        problem = "empty" if isinstance(text, str) else f"a {type(text).__name__}, not a string"
+        raise ValidationError(f"{name}: value.content.text is {problem}")
+    if not isinstance(value.get("handle", ""), str):
+        raise ValidationError(f"{name}: value.handle is not a string")
+    with contextlib.suppress(TypeError, ValueError):
+        when = None if raw is None else datetime.fromisoformat(raw)
+    if raw is not None and (when is None or when.tzinfo is None):
+        raise ValidationError(f"{name}: createdAt {raw!r} is not an ISO time with a timezone")
+    return value, text, when
+
+
+def _write(
+    base: Path, collection: str, rkey: str, text: str, when: datetime | None, handle: str | None
+) -> Path:
+    """Write one record via a temp file and ``os.replace``: no reader sees half a file."""
+    did, target = base.name, base / collection / f"{rkey}.json"
+    value: dict[str, Any] = {"$type": collection, "did": did}
+    value |= {} if handle is None else {"handle": handle}
+    value |= {"content": {"$type": f"{collection}#markdown", "text": text}}
+    value["createdAt"] = _stamp(when or datetime.now(UTC))
+    record = {"uri": f"at://{did}/{collection}/{rkey}", "value": value}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(json.dumps(record, ensure_ascii=False, indent=2))
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target

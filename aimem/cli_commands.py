@@ -1,0 +1,387 @@
+"""What each ``aimem`` command does: call one public store method, then render the result.
+
+``cli.py`` owns the argument parser and the error handling; every function here takes
+the parsed arguments and a ``Session`` (consoles, and a store opened on first use).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.prompt import Confirm
+from rich.text import Text
+
+from .cli_ingest import parse_lines, save_in_batches
+from .heuristic import HeuristicJudge
+from .memory import MemoryStore
+from .models import Memory
+from .render import archived_table, memory_detail, memory_list_table, search_table, stats_table
+from .settings import Settings
+
+__all__ = ["CommandError", "Session"]
+
+#: Bad lines of an ingest file listed one by one; the rest are counted.
+MAX_PROBLEMS_SHOWN = 20
+
+
+class CommandError(Exception):
+    """A user error the CLI finds itself (a refused confirmation, an unusable input file)."""
+
+
+class Session:
+    """Consoles for one command, and a store opened on first use and closed by ``close()``.
+
+    Memories archived by any call are collected in ``archived`` (the store's
+    ``on_archive`` callback), so a command can show what it made the store forget.
+    """
+
+    def __init__(
+        self,
+        database_url: str | None,
+        namespace: str,
+        out: Console,
+        err: Console,
+        *,
+        judges: bool = True,
+    ):
+        self.database_url = database_url
+        self.namespace = namespace
+        self.out = out
+        self.err = err
+        self.archived: list[Memory] = []
+        self.archived_total = 0
+        #: False keeps only the count (a large ingest need not hold every archived memory).
+        self.keep_archived = True
+        self._judges = judges
+        self._store: MemoryStore | None = None
+
+    @property
+    def store(self) -> MemoryStore:
+        """The store for ``--database-url``/``--namespace``, with its default judge.
+
+        Commands that never judge get the offline judge instead, so that reading
+        memories does not warn about (or build a client for) a judge it never calls.
+        """
+        if self._store is None:
+            self._store = MemoryStore(
+                self.database_url,
+                judge=None if self._judges else HeuristicJudge(),
+                namespace=self.namespace,
+                on_archive=self._on_archive,
+            )
+        return self._store
+
+    def _on_archive(self, memories: list[Memory]) -> None:
+        self.archived_total += len(memories)
+        if self.keep_archived:
+            self.archived.extend(memories)
+
+    def take_archived(self) -> list[Memory]:
+        """The memories archived since the last call."""
+        taken, self.archived = self.archived, []
+        return taken
+
+    def close(self) -> None:
+        """Close the store if a command opened it."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+def _print_json(data: Any) -> None:
+    # Plain print: rich would wrap long lines and break the JSON.
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json")
+
+
+def _text_arg(text: str) -> str:
+    """The argument itself, or stdin for ``-`` (without the newline a shell pipe adds)."""
+    return sys.stdin.read().rstrip("\r\n") if text == "-" else text
+
+
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
+def _priority(memory: Memory) -> str:
+    return "pending" if memory.priority_score is None else f"{memory.priority_score:.2f}"
+
+
+def _show_archived(s: Session, why: str) -> None:
+    archived = s.take_archived()
+    if archived:
+        s.out.print(archived_table(archived, title=f"{why} ({len(archived)})"))
+
+
+def _one_line(s: Session, verb: str, memory: Memory) -> None:
+    s.out.print(
+        Text.assemble(
+            (verb, "bold green"),
+            f" {memory.id}  priority {_priority(memory)}  ",
+            memory.interpreted_content,
+        )
+    )
+
+
+def _memories(s: Session, memories: list[Memory], title: str, as_json: bool) -> int:
+    if as_json:
+        _print_json([_dump(m) for m in memories])
+    elif not memories:
+        s.out.print("No memories yet: save one with [bold]aimem save TEXT[/bold].")
+    else:
+        s.out.print(memory_list_table(memories, title=title))
+    return 0
+
+
+# -- commands ----------------------------------------------------------------------------
+
+
+def save(s: Session, args: argparse.Namespace) -> int:
+    """``aimem save TEXT``: judge and store one memory; show it and what it archived."""
+    report = s.store.save_with_report(_text_arg(args.text), user_context=args.user_context)
+    [memory] = report.memories
+    duplicate = bool(report.duplicates)
+    if args.json:
+        archived = [_dump(m) for m in s.take_archived()]
+        _print_json({"memory": _dump(memory), "duplicate": duplicate, "archived": archived})
+        return 0
+    title = "Already remembered (exact duplicate, reinforced)" if duplicate else "Saved"
+    s.out.print(memory_list_table([memory], title=title))
+    if memory.rationale:
+        s.out.print(Text.assemble(("why: ", "bold"), memory.rationale))
+    _show_archived(s, "Archived to stay within capacity")
+    return 0
+
+
+def list_memories(s: Session, args: argparse.Namespace) -> int:
+    """``aimem list``: memories by priority or recency, optionally with archived ones."""
+    memories = s.store.list(
+        min_score=args.min_score,
+        limit=args.limit,
+        order=args.order,
+        include_archived=args.all,
+    )
+    title = f"{_count(len(memories), 'memory', 'memories')} in {s.namespace!r}, by {args.order}"
+    return _memories(s, memories, title, args.json)
+
+
+def read_memory(s: Session, args: argparse.Namespace) -> int:
+    """``aimem read-memory``: every active memory, highest priority first (aigpt)."""
+    memories = s.store.list(order="priority")
+    title = f"{_count(len(memories), 'memory', 'memories')} in {s.namespace!r}, by priority"
+    return _memories(s, memories, title, args.json)
+
+
+def search(s: Session, args: argparse.Namespace) -> int:
+    """``aimem search QUERY``: best matches first."""
+    hits = s.store.search(
+        args.query,
+        limit=args.limit,
+        min_score=args.min_score,
+        include_archived=args.all,
+        mode=args.mode,
+    )
+    if args.json:
+        _print_json([_dump(hit) for hit in hits])
+    elif not hits:
+        s.out.print(Text(f"No memories match {args.query!r}."))
+    else:
+        title = f"{_count(len(hits), 'match', 'matches')} for {args.query!r}"
+        s.out.print(search_table(hits, title=title))
+    return 0
+
+
+def show(s: Session, args: argparse.Namespace) -> int:
+    """``aimem show ID``: every field of one memory, archived ones included."""
+    memory = s.store.get(args.memory_id)
+    if args.json:
+        _print_json(_dump(memory))
+    else:
+        s.out.print(memory_detail(memory))
+    return 0
+
+
+def pin(s: Session, args: argparse.Namespace) -> int:
+    """``aimem pin ID``: never archive this memory."""
+    _one_line(s, "pinned", s.store.pin(args.memory_id))
+    return 0
+
+
+def unpin(s: Session, args: argparse.Namespace) -> int:
+    """``aimem unpin ID``: count it toward the cap again (which may archive something)."""
+    _one_line(s, "unpinned", s.store.unpin(args.memory_id))
+    _show_archived(s, "Archived to stay within capacity")
+    return 0
+
+
+def restore(s: Session, args: argparse.Namespace) -> int:
+    """``aimem restore ID``: un-archive a memory (which may archive the next lowest)."""
+    _one_line(s, "restored", s.store.restore(args.memory_id))
+    _show_archived(s, "Archived to make room")
+    return 0
+
+
+def delete(s: Session, args: argparse.Namespace) -> int:
+    """``aimem delete ID``: delete one memory for good, after confirmation."""
+    memory = s.store.get(args.memory_id)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise CommandError(
+                f"not deleting {memory.id} without confirmation: pass --yes to delete it"
+            )
+        question = Text.assemble(f"Delete {memory.id} for good? ", (memory.content, "bold"))
+        try:
+            confirmed = Confirm.ask(question, console=s.err, default=False)
+        except EOFError:
+            confirmed = False
+        if not confirmed:
+            s.err.print("Not deleted.")
+            return 1
+    s.store.delete(memory.id)
+    s.out.print(Text.assemble(("deleted", "bold red"), f" {memory.id}"))
+    return 0
+
+
+def prune(s: Session, args: argparse.Namespace) -> int:
+    """``aimem prune``: apply the capacity rules now, or preview them with ``--dry-run``."""
+    report = s.store.prune(dry_run=args.dry_run)
+    s.take_archived()  # the report lists them
+    if args.json:
+        _print_json(_dump(report))
+        return 0
+    if report.archived:
+        verb = "Would archive" if report.dry_run else "Archived"
+        s.out.print(archived_table(report.archived, title=f"{verb} ({len(report.archived)})"))
+    else:
+        s.out.print("Nothing to archive.")
+    count = "would count" if report.dry_run else "count"
+    s.out.print(
+        f"{_count(report.active_after, 'memory', 'memories')} {count} toward the cap "
+        f"(max_memories {report.max_memories}, min_priority_score {report.min_priority_score}); "
+        "pinned and pending ones do not."
+    )
+    return 0
+
+
+def stats(s: Session, args: argparse.Namespace) -> int:
+    """``aimem stats``: counts, mean priority and tokens used."""
+    result = s.store.stats()
+    if args.json:
+        _print_json(_dump(result))
+    else:
+        s.out.print(stats_table(result))
+    return 0
+
+
+def core(s: Session, args: argparse.Namespace) -> int:
+    """``aimem core [--set TEXT]``: print the core text, or replace it."""
+    if args.set is not None:
+        text = _text_arg(args.set)
+        s.store.set_core(text)
+        s.err.print(f"Core text set ({len(text)} characters).")
+        return 0
+    text = s.store.get_core()
+    if text:
+        print(text)
+    else:
+        s.err.print("No core text yet: set one with [bold]aimem core --set TEXT[/bold].")
+    return 0
+
+
+def context(s: Session, args: argparse.Namespace) -> int:
+    """``aimem context``: core text and top memories, as an agent's system prompt gets them."""
+    print(s.store.context(max_chars=args.max_chars, query=args.query))
+    return 0
+
+
+def ingest(s: Session, args: argparse.Namespace) -> int:
+    """``aimem ingest FILE``: check the whole file, then save it in batches."""
+    name = "stdin" if args.file == "-" else args.file
+    try:
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"{name} is not UTF-8 text: {exc}") from None
+    # Checked against the same settings the store will use, before the store is opened.
+    settings = Settings.load(database_url=s.database_url)
+    items, problems = parse_lines(
+        text,
+        fmt=args.format,
+        jsonl_name=name.endswith(".jsonl"),
+        user_context=args.user_context,
+        max_chars=settings.max_content_chars,
+    )
+    if problems:
+        s.err.print(
+            Text(f"error: {name}: {len(problems)} bad line(s); nothing was saved", "red"),
+            soft_wrap=True,
+        )
+        for problem in problems[:MAX_PROBLEMS_SHOWN]:
+            s.err.print(Text(f"  {problem}"), soft_wrap=True)
+        if len(problems) > MAX_PROBLEMS_SHOWN:
+            s.err.print(f"  … and {len(problems) - MAX_PROBLEMS_SHOWN} more")
+        return 1
+    if not items:
+        s.err.print(Text(f"Nothing to ingest: {name} has no non-empty lines."))
+        return 0
+    s.keep_archived = False
+    summary = save_in_batches(
+        s.store, items, batch=args.batch, archived=lambda: s.archived_total, err=s.err
+    )
+    s.out.print(
+        Text.assemble(
+            f"Ingested {_count(summary.lines, 'line')} from {name}: ",
+            (f"{summary.saved} saved", "bold green"),
+            f", {_count(summary.duplicates, 'duplicate')} returned, ",
+            (f"{summary.archived} archived", "red" if summary.archived else ""),
+            ".",
+        )
+    )
+    return 0
+
+
+def mcp(s: Session, args: argparse.Namespace) -> int:
+    """``aimem mcp``: serve the store to MCP clients over stdio or streamable HTTP."""
+    try:  # imported on use: only this command needs the MCP SDK
+        from .mcp_server import run_server
+    except ImportError as exc:
+        raise CommandError(f"the MCP server is not available: {exc}") from None
+    run_server(
+        database_url=s.database_url,
+        namespace=s.namespace,
+        transport=args.transport,
+        host=args.host,
+        port=args.port,
+    )
+    return 0
+
+
+def import_aigpt(s: Session, args: argparse.Namespace) -> int:
+    """``aimem import-aigpt PATH``: judge and save the memories of an aigpt record tree."""
+    from .aigpt import import_tree  # imported on use: only this command needs it
+
+    report = import_tree(s.store, Path(args.path), did=args.did)
+    core_state = "core text imported" if report.core_imported else "no core text imported"
+    s.out.print(Text(f"Imported {len(report.memories)} memories from {report.did} ({core_state})."))
+    _show_archived(s, "Archived to stay within capacity")
+    return 0
+
+
+def export_aigpt(s: Session, args: argparse.Namespace) -> int:
+    """``aimem export-aigpt PATH --did DID``: write the store as an aigpt record tree."""
+    from .aigpt import export_tree
+
+    paths = export_tree(s.store, Path(args.path), args.did, handle=args.handle)
+    s.out.print(Text(f"Wrote {len(paths)} aigpt records under {args.path}."))
+    return 0
