@@ -23,6 +23,8 @@ from .heuristic import HeuristicJudge
 from .judge import OpenAIJudge
 from .memory import AsyncMemoryStore, MemoryStore
 from .models import (
+    ExportReport,
+    ImportReport,
     Interpretation,
     Memory,
     PruneReport,
@@ -43,7 +45,9 @@ __all__ = [
     "ConflictError",
     "Embedder",
     "EmbeddingError",
+    "ExportReport",
     "HeuristicJudge",
+    "ImportReport",
     "Interpretation",
     "Judge",
     "JudgeError",

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from rich.console import Console
 from rich.text import Text
 
-from . import __version__
+from . import __version__, cli_transfer
 from . import cli_commands as commands
 from .cli_commands import CommandError, Session
 from .cli_status import DEMO_MEMORIES, demo, status
@@ -31,7 +31,7 @@ __all__ = ["DEMO_MEMORIES", "build_parser", "main"]
 Handler = Callable[[Session, argparse.Namespace], int]
 
 #: Commands that judge content; the others never call a judge (see ``Session.store``).
-_JUDGING_COMMANDS = frozenset({"save", "save-memory", "ingest", "import-aigpt"})
+_JUDGING_COMMANDS = frozenset({"save", "save-memory", "ingest", "import-aigpt", "reinterpret"})
 
 
 def _positive_int(value: str) -> int:
@@ -66,6 +66,11 @@ def _id_arg(parser: argparse.ArgumentParser) -> None:
 def _save_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", metavar="TEXT", help="what to remember; '-' reads it from stdin")
     parser.add_argument("--user-context", metavar="S", help="who or what the memory concerns")
+    parser.add_argument(
+        "--idempotency-key",
+        metavar="K",
+        help="name this save: re-running it with the same K returns the same memory",
+    )
     _json_flag(parser)
 
 
@@ -223,6 +228,49 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="how to read FILE (default: %(default)s, decided as described above)",
     )
+
+    p = _command(
+        sub,
+        "export",
+        cli_transfer.export,
+        "write this namespace to a checksummed JSON Lines file",
+        "Write every memory of the namespace (archived ones too, with vectors and keys), the "
+        "core and the history to PATH, sealed by a SHA-256 trailer. Never overwrites a file.",
+    )
+    p.add_argument("path", metavar="PATH", help="the new file to write")
+    p.add_argument("--no-history", action="store_true", help="leave the history log out")
+
+    p = _command(
+        sub,
+        "import",
+        cli_transfer.import_,
+        "load an export file into this namespace",
+        "Validate the whole file (checksum, schema, bounds, clashes with this database) and "
+        "only then write it, in one transaction. Exit 1 if it is refused.",
+    )
+    p.add_argument("path", metavar="PATH", help="a file written by `aimem export`")
+    p.add_argument("--dry-run", action="store_true", help="check the file; write nothing")
+    _json_flag(p)
+
+    p = _command(
+        sub,
+        "backup",
+        cli_transfer.backup,
+        "copy the whole database with SQLite's online backup API",
+        "Copy the database file (every namespace) to PATH while others may be writing; "
+        "never a copy of a live file. Refuses an existing PATH.",
+    )
+    p.add_argument("path", metavar="PATH", help="the new file to write")
+
+    p = _command(
+        sub,
+        "reinterpret",
+        cli_transfer.reinterpret,
+        "judge the memories saved while the judge was failing",
+        "Judge pending memories (saved unscored when the judge failed), oldest first. Exit 1 "
+        "if some are still pending.",
+    )
+    p.add_argument("--limit", type=_positive_int, metavar="N", help="judge at most N")
 
     p = _command(
         sub,

@@ -150,7 +150,11 @@ def _memories(s: Session, memories: list[Memory], title: str, as_json: bool) -> 
 
 def save(s: Session, args: argparse.Namespace) -> int:
     """``aimem save TEXT``: judge and store one memory; show it and what it archived."""
-    report = s.store.save_with_report(_text_arg(args.text), user_context=args.user_context)
+    report = s.store.save_with_report(
+        _text_arg(args.text),
+        user_context=args.user_context,
+        idempotency_key=getattr(args, "idempotency_key", None),
+    )
     [memory] = report.memories
     duplicate = bool(report.duplicates)
     if args.json:
@@ -356,7 +360,9 @@ def mcp(s: Session, args: argparse.Namespace) -> int:
     try:  # imported on use: only this command needs the MCP SDK
         from .mcp_server import run_server
     except ImportError as exc:
-        raise CommandError(f"the MCP server is not available: {exc}") from None
+        raise CommandError(
+            f"the MCP server needs the MCP SDK ({exc}): pip install 'aimem[mcp]'"
+        ) from None
     run_server(
         database_url=s.database_url,
         namespace=s.namespace,

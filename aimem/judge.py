@@ -44,7 +44,7 @@ from .openai_transport import (
 from .prompts import PromptTemplate, load_prompt, new_nonce
 from .scoring import COMPONENT_MAX, COMPONENTS
 
-__all__ = ["OpenAIJudge", "build_messages"]
+__all__ = ["OpenAIJudge", "build_messages", "one_line_json"]
 
 #: Related memories shown to the model for judging novelty, and how much of each.
 _MAX_RELATED = 5
@@ -315,6 +315,18 @@ class OpenAIJudge(OwnsClient):
         )
 
 
+#: Line breaks by Unicode's rules that json.dumps(ensure_ascii=False) leaves raw.
+_UNICODE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def one_line_json(text: str) -> str:
+    """``text`` as a JSON string that no reader can split into two lines."""
+    line = json.dumps(text, ensure_ascii=False)
+    for raw, escaped in _UNICODE_BREAKS.items():
+        line = line.replace(raw, escaped)
+    return line
+
+
 def build_messages(
     template: PromptTemplate,
     content: str,
@@ -329,7 +341,7 @@ def build_messages(
     """
     notes = [
         ("near-duplicate: " if getattr(m, "near_duplicate", False) else "")
-        + json.dumps((m.interpreted_content or m.content)[:_RELATED_CHARS], ensure_ascii=False)
+        + one_line_json((m.interpreted_content or m.content)[:_RELATED_CHARS])
         for m in related[:_MAX_RELATED]
     ]
     context = user_context or "(none)"

@@ -32,7 +32,7 @@ from . import __version__
 from .exceptions import AimemError, StorageError, ValidationError
 from .memory import AsyncMemoryStore
 from .models import Interpretation, Memory
-from .validation import MAX_LIMIT, MAX_USER_CONTEXT_CHARS
+from .validation import MAX_IDEMPOTENCY_KEY_CHARS, MAX_LIMIT, MAX_USER_CONTEXT_CHARS
 
 __all__ = ["MAX_ERROR_CHARS", "TOKEN_ENV", "build_server", "run_server"]
 
@@ -183,6 +183,14 @@ def _tools(store: AsyncMemoryStore) -> list[Tool]:
         novelty: Annotated[Component, Field(description="Optional client scoring, 0-0.25.")] = None,
         utility: Annotated[Component, Field(description="Optional client scoring, 0-0.25.")] = None,
         rationale: Annotated[str | None, Field(max_length=2000)] = None,
+        idempotency_key: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=MAX_IDEMPOTENCY_KEY_CHARS,
+                description="Optional: a retry with the same key returns the same memory.",
+            ),
+        ] = None,
     ) -> Json:
         """Remember something about the user or the task for later conversations.
 
@@ -205,7 +213,10 @@ def _tools(store: AsyncMemoryStore) -> list[Tool]:
             rationale,
         )
         report = await store.save_with_report(
-            content, user_context=user_context, interpretation=interpretation
+            content,
+            user_context=user_context,
+            interpretation=interpretation,
+            idempotency_key=idempotency_key,
         )
         return {
             "memory": _memory(report.memories[0]),
@@ -242,9 +253,17 @@ def _tools(store: AsyncMemoryStore) -> list[Tool]:
         """Fetch one memory by id, archived ones included."""
         return {"memory": _memory(await store.get(memory_id))}
 
-    async def update_memory(memory_id: MemoryId, content: Content) -> Json:
+    async def update_memory(
+        memory_id: MemoryId,
+        content: Content,
+        expected_version: Annotated[
+            int | None,
+            Field(ge=1, description="Optional: fail if the memory changed since you read it."),
+        ] = None,
+    ) -> Json:
         """Replace a memory's content when it is outdated or wrong; it is re-interpreted."""
-        return {"memory": _memory(await store.update(memory_id, content))}
+        memory = await store.update(memory_id, content, expected_version=expected_version)
+        return {"memory": _memory(memory)}
 
     async def delete_memory(memory_id: MemoryId) -> Json:
         """Delete a memory for good. Only when the user asks to forget it; prefer archiving."""

@@ -10,29 +10,47 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import dataclasses
 import logging
+import os
+import sqlite3
+import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+from . import transfer
 from .capacity import CapacityPolicy
 from .embeddings import Embedder
-from .exceptions import AimemError, JudgeError, ValidationError
-from .models import Interpretation, Memory, PruneReport, SaveReport, SearchHit, Stats
+from .exceptions import AimemError, JudgeError, StorageError, ValidationError
+from .models import (
+    ExportReport,
+    ImportReport,
+    Interpretation,
+    Memory,
+    PruneReport,
+    SaveReport,
+    SearchHit,
+    Stats,
+)
 from .protocols import Judge, judge_source
 from .render import render_context
 from .retrieval import Mode, Retriever
 from .settings import Settings, default_database_url
-from .store import Database, NewMemory, Order, SearchFilters, content_hash
+from .store import Database, NewMemory, Order, SearchFilters, check_version, content_hash
 from .sync import on_sync_loop, run_sync
 from .validation import (
     check_content,
     check_contents,
+    check_core_text,
+    check_idempotency_key,
     check_limit,
     check_memory_id,
     check_min_score,
     check_namespace,
     check_user_context,
+    check_version_number,
     check_when,
 )
 from .vectors import Vector, pack
@@ -174,9 +192,18 @@ class AsyncMemoryStore:
     # -- judging --------------------------------------------------------------------
 
     async def _judge(
-        self, content: str, user_context: str | None, vector: Vector | None
+        self,
+        content: str,
+        user_context: str | None,
+        vector: Vector | None,
+        *,
+        may_pend: bool = True,
     ) -> NewMemory:
-        """Interpret one content, outside any transaction."""
+        """Interpret one content, outside any transaction.
+
+        When the judge fails and ``on_judge_error`` is "pending" (and ``may_pend``),
+        the content comes back unscored rather than lost; otherwise JudgeError.
+        """
         if not self.settings.interpretation_enabled:
             from .heuristic import HeuristicJudge
 
@@ -187,20 +214,38 @@ class AsyncMemoryStore:
         related = await self._retriever.related(content, vector)
         try:
             interp = await self.judge.interpret(content, user_context=user_context, related=related)
+            if not isinstance(interp, Interpretation):
+                raise JudgeError(
+                    f"The judge returned {type(interp).__name__}, not aimem.Interpretation"
+                )
+        except JudgeError as exc:
+            if not self._may_pend(may_pend, exc):
+                raise
+            return self._new_memory(content, None, "pending", user_context, vector)
         except AimemError:
             raise
         except Exception as exc:
-            raise JudgeError(f"The judge failed: {type(exc).__name__}: {exc}") from exc
-        if not isinstance(interp, Interpretation):
-            raise JudgeError(
-                f"The judge returned {type(interp).__name__}, not aimem.Interpretation"
-            )
+            failure = JudgeError(f"The judge failed: {type(exc).__name__}: {exc}")
+            if not self._may_pend(may_pend, failure):
+                raise failure from exc
+            return self._new_memory(content, None, "pending", user_context, vector)
         return self._new_memory(content, interp, judge_source(self.judge), user_context, vector)
+
+    def _may_pend(self, may_pend: bool, failure: JudgeError) -> bool:
+        """Whether a failed judgement is stored as pending (and say so) instead of raised."""
+        if not (may_pend and self.settings.on_judge_error == "pending"):
+            return False
+        log.warning(
+            "aimem: the judge failed (%s); the memory is stored as pending and will be "
+            "judged by reinterpret_pending()",
+            failure,
+        )
+        return True
 
     def _new_memory(
         self,
         content: str,
-        interp: Interpretation,
+        interp: Interpretation | None,
         source: str,
         user_context: str | None,
         vector: Vector | None,
@@ -216,7 +261,7 @@ class AsyncMemoryStore:
         )
 
     async def _judge_all(
-        self, contents: Sequence[str], user_context: str | None
+        self, contents: Sequence[str], user_context: str | None, *, may_pend: bool = True
     ) -> list[NewMemory]:
         """Embed all contents in one call, then judge them concurrently (bounded)."""
         vectors = await self._retriever.embed(contents)
@@ -225,7 +270,7 @@ class AsyncMemoryStore:
         async def one(i: int) -> NewMemory:
             async with limit:
                 vector = None if vectors is None else vectors[i]
-                return await self._judge(contents[i], user_context, vector)
+                return await self._judge(contents[i], user_context, vector, may_pend=may_pend)
 
         return list(await asyncio.gather(*(one(i) for i in range(len(contents)))))
 
@@ -255,21 +300,31 @@ class AsyncMemoryStore:
         *,
         user_context: str | None = None,
         interpretation: Interpretation | None = None,
+        idempotency_key: str | None = None,
     ) -> Memory:
         """Interpret, score and store ``content``; may archive the least important memories.
 
         An exact duplicate of an active memory makes no LLM call: the existing memory is
         returned, reinforced. Pass ``interpretation`` to supply the scores yourself (an
         agent acting as its own judge): it is stored with ``score_source="client"`` and
-        no LLM call. What the save archived goes to ``on_archive``; ``save_with_report``
-        returns it instead.
+        no LLM call. A retried save with the same ``idempotency_key`` returns the memory
+        the first one made (even if archived since), with no LLM call and no new row.
+        If the judge fails, the default ``on_judge_error="pending"`` stores the content
+        unscored (``score_source="pending"``, logged as a warning) for
+        ``reinterpret_pending()``. What the save archived goes to ``on_archive``;
+        ``save_with_report`` returns it instead.
 
         Raises:
-            ValidationError: empty, non-string or oversized content, or a bad user_context.
-            JudgeError: the judge failed; nothing was written.
+            ValidationError: empty, non-string or oversized content, a bad user_context
+                or key; nothing was written.
+            ConflictError: the idempotency key was used for different content.
+            JudgeError: the judge failed and ``on_judge_error="raise"``; nothing was written.
         """
         report = await self.save_with_report(
-            content, user_context=user_context, interpretation=interpretation
+            content,
+            user_context=user_context,
+            interpretation=interpretation,
+            idempotency_key=idempotency_key,
         )
         return report.memories[0]
 
@@ -279,18 +334,25 @@ class AsyncMemoryStore:
         *,
         user_context: str | None = None,
         interpretation: Interpretation | None = None,
+        idempotency_key: str | None = None,
     ) -> SaveReport:
         """Like ``save``, but also returns what the capacity manager archived to make room."""
         content = check_content(content, self.settings.max_content_chars)
         user_context = check_user_context(user_context)
+        key = check_idempotency_key(idempotency_key)
         if interpretation is not None and not isinstance(interpretation, Interpretation):
             raise ValidationError(
                 "interpretation must be an aimem.Interpretation, "
                 f"got {type(interpretation).__name__}"
             )
-        existing = await self._db_call(
-            self._db.find_active_duplicate, self.namespace, content_hash(content)
-        )
+        digest = content_hash(content)
+        existing = None
+        if key is not None:
+            existing = await self._db_call(self._db.find_by_key, self.namespace, key, digest)
+        if existing is None:
+            existing = await self._db_call(
+                self._db.find_active_duplicate, self.namespace, digest, key
+            )
         if existing is not None:
             return SaveReport(memories=[existing], archived=[], duplicates=[existing.id])
         if interpretation is None:
@@ -299,6 +361,7 @@ class AsyncMemoryStore:
             vectors = await self._retriever.embed([content])
             vector = None if vectors is None else vectors[0]
             item = self._new_memory(content, interpretation, "client", user_context, vector)
+        item = dataclasses.replace(item, idempotency_key=key)
         [memory], archived = await self._db_call(
             self._db.insert, self.namespace, [item], self.policy
         )
@@ -342,19 +405,76 @@ class AsyncMemoryStore:
         )
 
     async def update(
-        self, memory_id: str, content: str, *, user_context: str | None = None
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        user_context: str | None = None,
+        expected_version: int | None = None,
     ) -> Memory:
-        """Replace a memory's content and re-interpret it (one LLM call); version rises by one."""
+        """Replace a memory's content and re-interpret it (one LLM call); version rises by one.
+
+        With ``expected_version``, the update happens only if the memory is still at that
+        version (checked before the LLM call and again in the write transaction). A
+        failed judgement raises JudgeError whatever ``on_judge_error`` says: the memory
+        keeps its old content and scores, so nothing is lost.
+
+        Raises:
+            ConflictError: the memory's version is not ``expected_version``.
+            NotFoundError: no such memory in this namespace.
+            JudgeError: the judge failed; nothing was written.
+        """
         memory_id = check_memory_id(memory_id)
         content = check_content(content, self.settings.max_content_chars)
         user_context = check_user_context(user_context)
+        expected = check_version_number(expected_version)
         current = await self.get(memory_id)
-        [item] = await self._judge_all([content], user_context or current.user_context)
+        check_version(current, expected)
+        [item] = await self._judge_all(
+            [content], user_context or current.user_context, may_pend=False
+        )
         memory, archived = await self._db_call(
-            self._db.reinterpret, self.namespace, memory_id, item, self.policy
+            self._db.reinterpret,
+            self.namespace,
+            memory_id,
+            item,
+            self.policy,
+            expected_version=expected,
         )
         self._report(archived)
         return memory
+
+    async def reinterpret_pending(self, limit: int | None = None) -> builtins.list[Memory]:
+        """Judge the memories saved while the judge was failing; returns those now judged.
+
+        One judge call each, oldest first. A memory whose judgement fails again stays
+        pending (logged); run this again later. Each newly judged memory then competes
+        for capacity like any other, so the capacity manager may archive some.
+        """
+        ids = await self._db_call(
+            self._db.pending_ids, self.namespace, check_limit(limit, allow_none=True)
+        )
+        judged: builtins.list[Memory] = []
+        for memory_id in ids:
+            pending = await self.get(memory_id)
+            try:
+                [item] = await self._judge_all(
+                    [pending.content], pending.user_context, may_pend=False
+                )
+            except JudgeError as exc:
+                log.warning("aimem: memory %s is still pending: %s", memory_id, exc)
+                continue
+            memory, archived = await self._db_call(
+                self._db.reinterpret,
+                self.namespace,
+                memory_id,
+                item,
+                self.policy,
+                event="judge",
+            )
+            self._report(archived)
+            judged.append(memory)
+        return judged
 
     async def compress(self, items: Sequence[str], *, allow_empty: bool = False) -> list[Memory]:
         """Replace the active unpinned memories with ``items`` (aigpt's ``compress``).
@@ -458,10 +578,7 @@ class AsyncMemoryStore:
 
     async def set_core(self, text: str) -> None:
         """Replace the core text (may be empty)."""
-        if not isinstance(text, str) or len(text) > self.settings.max_content_chars:
-            raise ValidationError(
-                f"core text must be a str of at most {self.settings.max_content_chars} characters"
-            )
+        text = check_core_text(text, self.settings.max_content_chars)
         await self._db_call(self._db.set_core, self.namespace, text)
 
     async def context(self, max_chars: int = 4000, query: str | None = None) -> str:
@@ -523,6 +640,94 @@ class AsyncMemoryStore:
         )
         self._report(archived)
         return memory
+
+    # -- export, import, backup ----------------------------------------------------------
+
+    async def export_to(
+        self, path: str | os.PathLike[str], *, include_history: bool = True
+    ) -> ExportReport:
+        """Write this namespace to a checksummed JSON Lines file (archived memories too).
+
+        Lossless: every field of every memory (with its vector and idempotency keys),
+        the core and, by default, the history. The file appears complete or not at all.
+
+        Raises:
+            FileExistsError: ``path`` exists; an export never overwrites anything.
+        """
+        target = Path(path)
+        if target.exists():
+            raise FileExistsError(f"{target} already exists: choose a new file for the export")
+        lines = await self._db_call(
+            self._db.export_lines, self.namespace, include_history=bool(include_history)
+        )
+        await self._db_call(_write_new_file, target, "".join(lines).encode("utf-8"))
+        trailer = transfer.Trailer.model_validate_json(lines[-1])
+        counts = transfer.Header.model_validate_json(lines[0]).counts
+        return ExportReport(
+            path=str(target),
+            memories=counts.memories,
+            history=counts.history,
+            sha256=trailer.sha256,
+        )
+
+    async def import_from(
+        self, path: str | os.PathLike[str], dry_run: bool = False
+    ) -> ImportReport:
+        """Load an ``export_to`` file into this namespace, all or nothing.
+
+        The whole file is validated first (checksum, schema, bounds, counts) and checked
+        against the database (ids, keys and active duplicates must be new); only then is
+        it written, in one transaction, after which the capacity manager runs. With
+        ``dry_run=True`` nothing is written and the report says what was found.
+
+        Raises:
+            ValidationError: the file is damaged, tampered or clashes (not in a dry run,
+                where the problems are in the report); nothing was written.
+        """
+        parsed = await self._db_call(
+            transfer.parse_export, Path(path), max_content_chars=self.settings.max_content_chars
+        )
+        archived: builtins.list[Memory] = []
+        if not parsed.errors:
+            _, archived = await self._db_call(
+                self._db.import_parsed, self.namespace, parsed, self.policy, dry_run=dry_run
+            )
+        report = ImportReport(
+            ok=not parsed.errors,
+            dry_run=bool(dry_run),
+            errors=parsed.errors,
+            memories=len(parsed.memories),
+            history=len(parsed.history),
+            archived=archived,
+        )
+        if parsed.errors and not dry_run:
+            raise ValidationError(
+                f"Import refused, nothing was written ({len(parsed.errors)} problem"
+                f"{'s' if len(parsed.errors) > 1 else ''}): {parsed.errors[0]}"
+            )
+        self._report(archived)
+        return report
+
+    async def backup(self, path: str | os.PathLike[str]) -> Path:
+        """Copy the whole database file (every namespace) with SQLite's online backup API.
+
+        Safe while other threads and processes write: never a copy of a live file.
+
+        Raises:
+            FileExistsError: ``path`` exists.
+        """
+        target = Path(path)
+        if target.exists():
+            raise FileExistsError(f"{target} already exists: choose a new file for the backup")
+        partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.partial")
+        try:
+            await self._db_call(self._db.backup, partial)
+            await self._db_call(_link_new, partial, target)
+        except sqlite3.Error as exc:
+            raise StorageError(f"Backup failed: {exc}") from exc
+        finally:
+            partial.unlink(missing_ok=True)
+        return target
 
 
 class MemoryStore:
@@ -612,9 +817,15 @@ class MemoryStore:
         *,
         user_context: str | None = None,
         interpretation: Interpretation | None = None,
+        idempotency_key: str | None = None,
     ) -> Memory:
         return run_sync(
-            self._async.save(content, user_context=user_context, interpretation=interpretation)
+            self._async.save(
+                content,
+                user_context=user_context,
+                interpretation=interpretation,
+                idempotency_key=idempotency_key,
+            )
         )
 
     def save_with_report(  # noqa: D102
@@ -623,10 +834,14 @@ class MemoryStore:
         *,
         user_context: str | None = None,
         interpretation: Interpretation | None = None,
+        idempotency_key: str | None = None,
     ) -> SaveReport:
         return run_sync(
             self._async.save_with_report(
-                content, user_context=user_context, interpretation=interpretation
+                content,
+                user_context=user_context,
+                interpretation=interpretation,
+                idempotency_key=idempotency_key,
             )
         )
 
@@ -641,9 +856,21 @@ class MemoryStore:
         return run_sync(self._async.save_many_with_report(contents, user_context=user_context))
 
     def update(  # noqa: D102
-        self, memory_id: str, content: str, *, user_context: str | None = None
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        user_context: str | None = None,
+        expected_version: int | None = None,
     ) -> Memory:
-        return run_sync(self._async.update(memory_id, content, user_context=user_context))
+        return run_sync(
+            self._async.update(
+                memory_id, content, user_context=user_context, expected_version=expected_version
+            )
+        )
+
+    def reinterpret_pending(self, limit: int | None = None) -> builtins.list[Memory]:  # noqa: D102
+        return run_sync(self._async.reinterpret_pending(limit))
 
     def compress(self, items: Sequence[str], *, allow_empty: bool = False) -> list[Memory]:  # noqa: D102
         return run_sync(self._async.compress(items, allow_empty=allow_empty))
@@ -719,6 +946,19 @@ class MemoryStore:
     def restore(self, memory_id: str) -> Memory:  # noqa: D102
         return run_sync(self._async.restore(memory_id))
 
+    def export_to(  # noqa: D102
+        self, path: str | os.PathLike[str], *, include_history: bool = True
+    ) -> ExportReport:
+        return run_sync(self._async.export_to(path, include_history=include_history))
+
+    def import_from(  # noqa: D102
+        self, path: str | os.PathLike[str], dry_run: bool = False
+    ) -> ImportReport:
+        return run_sync(self._async.import_from(path, dry_run))
+
+    def backup(self, path: str | os.PathLike[str]) -> Path:  # noqa: D102
+        return run_sync(self._async.backup(path))
+
 
 # The sync twin shares its docs with the async one: one text, kept in one place.
 for _name in (
@@ -727,6 +967,7 @@ for _name in (
     "save_many",
     "save_many_with_report",
     "update",
+    "reinterpret_pending",
     "compress",
     "compress_with_report",
     "get",
@@ -741,6 +982,27 @@ for _name in (
     "unpin",
     "prune",
     "restore",
+    "export_to",
+    "import_from",
+    "backup",
 ):
     getattr(MemoryStore, _name).__doc__ = getattr(AsyncMemoryStore, _name).__doc__
 del _name
+
+
+def _link_new(source: Path, target: Path) -> None:
+    """Give ``source`` the name ``target``, failing if ``target`` exists (no overwrite)."""
+    os.link(source, target)
+
+
+def _write_new_file(target: Path, data: bytes) -> None:
+    """Write ``data`` to a new file ``target``: complete and synced, or not there at all."""
+    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.partial")
+    try:
+        with partial.open("xb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        _link_new(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)

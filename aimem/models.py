@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 from .scoring import COMPONENT_MAX, priority_from
 
 __all__ = [
+    "ExportReport",
+    "ImportReport",
     "Interpretation",
     "Memory",
     "PruneReport",
@@ -164,6 +166,31 @@ class SaveReport(BaseModel):
     archived: list[Memory]
     #: Ids among ``memories`` that already existed (exact duplicates: returned, not saved).
     duplicates: list[str] = []
+
+
+class ExportReport(BaseModel):
+    """What ``export_to`` wrote."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    memories: int
+    history: int
+    sha256: str
+
+
+class ImportReport(BaseModel):
+    """What ``import_from`` found in a file and, unless a dry run, wrote."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ok: bool
+    dry_run: bool
+    errors: list[str]
+    memories: int
+    history: int
+    #: Memories the capacity manager archived after the import (settings of this store).
+    archived: list[Memory] = []
 
 
 class Stats(BaseModel):

@@ -31,13 +31,14 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.sql.elements import BindParameter
 
 from .capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
-from .exceptions import NotFoundError
+from .exceptions import ConflictError, NotFoundError
 from .ids import new_id
 from .keywords import cjk_index_text, match_any, query_terms, quote
 from .models import Interpretation, Memory
 from .tables import (
     CoreRow,
     HistoryRow,
+    IdempotencyRow,
     MemoryRow,
     NamespaceCountRow,
     VectorRow,
@@ -51,6 +52,7 @@ __all__ = [
     "active_vectors",
     "apply_capacity",
     "archive_all_unpinned",
+    "bind_key",
     "by_ids",
     "compact_active_index",
     "count_capped",
@@ -58,11 +60,13 @@ __all__ = [
     "events_since",
     "get_core",
     "insert_memory",
+    "key_target",
     "keyword_matches",
     "last_event",
     "memories",
     "namespace_stats",
     "namespace_vectors",
+    "pending_ids",
     "plan_capacity",
     "record",
     "reinforce",
@@ -78,6 +82,7 @@ HISTORY: Table = HistoryRow.__table__  # type: ignore[attr-defined]
 CORE: Table = CoreRow.__table__  # type: ignore[attr-defined]
 COUNTS: Table = NamespaceCountRow.__table__  # type: ignore[attr-defined]
 VECTORS: Table = VectorRow.__table__  # type: ignore[attr-defined]
+KEYS: Table = IdempotencyRow.__table__  # type: ignore[attr-defined]
 m = MEMORIES.c
 
 # Statements on the save path are built once: constructing a SQLAlchemy expression
@@ -147,15 +152,16 @@ _ARCHIVE = (
 
 @dataclass(frozen=True, slots=True)
 class NewMemory:
-    """A judged (or client-scored) memory ready to insert."""
+    """A judged (or client-scored) memory ready to insert; no interpretation = pending."""
 
     content: str
-    interpretation: Interpretation
+    interpretation: Interpretation | None
     score_source: str
     user_context: str | None = None
     #: Packed unit vector (``vectors.pack``) and the embedder that made it, if any.
     vector: bytes | None = None
     embedding_model: str | None = None
+    idempotency_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -230,28 +236,93 @@ def reinforce(conn: Connection, namespace: str, ids: Sequence[str]) -> None:
 
 def _interpretation_values(item: NewMemory) -> dict[str, Any]:
     interp = item.interpretation
-    usage = interp.usage
-    values: dict[str, Any] = {
-        "content": item.content,
-        "interpreted_content": interp.interpreted_content,
-        "cjk_terms": cjk_index_text(f"{item.content}\n{interp.interpreted_content}"),
-        "emotional_impact": interp.emotional_impact,
-        "user_relevance": interp.user_relevance,
-        "novelty": interp.novelty,
-        "utility": interp.utility,
-        "priority_score": interp.priority_score,
-        "rationale": interp.rationale,
-        "score_source": item.score_source,
-        "model": interp.model or (usage.model if usage else None),
-        "prompt_version": interp.prompt_version,
-        "prompt_tokens": usage.prompt_tokens if usage else 0,
-        "completion_tokens": usage.completion_tokens if usage else 0,
-        "judge_latency_ms": usage.latency_ms if usage else 0.0,
-        "judge_retries": usage.retries if usage else 0,
-    }
+    if interp is None:  # pending: the raw text stands in until a judge scores it
+        values: dict[str, Any] = {
+            "content": item.content,
+            "interpreted_content": item.content,
+            "cjk_terms": cjk_index_text(item.content),
+            **dict.fromkeys(
+                ("emotional_impact", "user_relevance", "novelty", "utility", "priority_score")
+            ),
+            "rationale": "",
+            "score_source": item.score_source,
+            **dict.fromkeys(("model", "prompt_version")),
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "judge_latency_ms": 0.0,
+            "judge_retries": 0,
+        }
+    else:
+        usage = interp.usage
+        values = {
+            "content": item.content,
+            "interpreted_content": interp.interpreted_content,
+            "cjk_terms": cjk_index_text(f"{item.content}\n{interp.interpreted_content}"),
+            "emotional_impact": interp.emotional_impact,
+            "user_relevance": interp.user_relevance,
+            "novelty": interp.novelty,
+            "utility": interp.utility,
+            "priority_score": interp.priority_score,
+            "rationale": interp.rationale,
+            "score_source": item.score_source,
+            "model": interp.model or (usage.model if usage else None),
+            "prompt_version": interp.prompt_version,
+            "prompt_tokens": usage.prompt_tokens if usage else 0,
+            "completion_tokens": usage.completion_tokens if usage else 0,
+            "judge_latency_ms": usage.latency_ms if usage else 0.0,
+            "judge_retries": usage.retries if usage else 0,
+        }
     if item.user_context is not None:
         values["user_context"] = item.user_context
     return values
+
+
+def key_target(conn: Connection, namespace: str, key: str) -> tuple[str, str] | None:
+    """``(memory_id, content_hash)`` an idempotency key already answers, if any."""
+    row = conn.execute(
+        select(KEYS.c.memory_id, KEYS.c.content_hash).where(
+            KEYS.c.namespace == namespace, KEYS.c.key == key
+        )
+    ).first()
+    return None if row is None else (row[0], row[1])
+
+
+def bind_key(conn: Connection, namespace: str, key: str, memory_id: str, digest: str) -> str:
+    """Record that ``key`` answers ``memory_id``; returns the memory the key answers.
+
+    A key already bound to the same content keeps its first memory; bound to other
+    content it is a ConflictError (a caller reused a key for a different save).
+    """
+    bound = key_target(conn, namespace, key)
+    if bound is None:
+        conn.execute(
+            insert(KEYS).values(
+                namespace=namespace,
+                key=key,
+                memory_id=memory_id,
+                content_hash=digest,
+                created_at=utcnow(),
+            )
+        )
+        return memory_id
+    if bound[1] != digest:
+        raise ConflictError(
+            f"Idempotency key {key!r} was already used for different content in namespace "
+            f"{namespace!r}: use a new key for a new save."
+        )
+    return bound[0]
+
+
+def pending_ids(conn: Connection, namespace: str, limit: int | None) -> list[str]:
+    """Active memories still waiting for a judge, oldest first."""
+    query = (
+        select(m.id)
+        .where(m.namespace == namespace, m.archived_at.is_(None), m.priority_score.is_(None))
+        .order_by(m.created_at, m.id)
+    )
+    if limit is not None:
+        query = query.limit(limit)
+    return [row[0] for row in conn.execute(query)]
 
 
 def insert_memory(conn: Connection, namespace: str, item: NewMemory, digest: str) -> str:
@@ -291,9 +362,14 @@ def _store_vector(conn: Connection, seq: int, item: NewMemory) -> None:
 
 
 def replace_interpretation(
-    conn: Connection, namespace: str, memory_id: str, item: NewMemory, digest: str
+    conn: Connection,
+    namespace: str,
+    memory_id: str,
+    item: NewMemory,
+    digest: str,
+    event: str = "update",
 ) -> None:
-    """New content and judgement for an existing memory (``update``), version + 1."""
+    """New content and judgement for an existing memory (``update``, ``judge``), version + 1."""
     version = set_fields(
         conn,
         namespace,
@@ -302,7 +378,7 @@ def replace_interpretation(
     )
     seq = conn.execute(select(m.seq).where(m.id == memory_id)).scalar_one()
     _store_vector(conn, seq, item)
-    record(conn, namespace, [(memory_id, version)], "update", utcnow())
+    record(conn, namespace, [(memory_id, version)], event, utcnow())
 
 
 def set_fields(conn: Connection, namespace: str, memory_id: str, values: Mapping[str, Any]) -> int:

@@ -92,7 +92,9 @@ def memory_table(memories: Sequence[Memory], *, title: str | None = None) -> Tab
 def _state(memory: Memory) -> str:
     if memory.archived_at is not None:
         return f"archived: {memory.archive_reason}"
-    return "pinned" if memory.pinned else "active"
+    if memory.pinned:
+        return "pinned"
+    return "pending" if memory.pending else "active"
 
 
 def _component_columns(table: Table) -> None:

@@ -95,9 +95,13 @@ class Settings(BaseModel):
     near_duplicate_similarity: float = Field(
         default=0.95, ge=0.0, le=1.0, description="Cosine at which a related memory is flagged."
     )
-    on_judge_error: Literal["raise"] = Field(
-        default="raise",
-        description="What a failed judgement does: raise JudgeError, write nothing.",
+    on_judge_error: Literal["pending", "raise"] = Field(
+        default="pending",
+        description=(
+            "What a failed judgement does: 'pending' stores the raw content unscored "
+            "(score_source='pending', outside the cap) for reinterpret_pending(); "
+            "'raise' raises JudgeError and writes nothing."
+        ),
     )
 
     @classmethod
@@ -152,6 +156,7 @@ _ENV_NAMES = {
     "search_priority_weight": "AIMEM_SEARCH_PRIORITY_WEIGHT",
     "search_recency_weight": "AIMEM_SEARCH_RECENCY_WEIGHT",
     "recency_half_life_days": "AIMEM_RECENCY_HALF_LIFE_DAYS",
+    "on_judge_error": "AIMEM_ON_JUDGE_ERROR",
     "openai_api_key": "OPENAI_API_KEY",
     "openai_base_url": "OPENAI_BASE_URL",
 }

@@ -17,21 +17,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, event, insert, select
+from sqlalchemy import Connection, Engine, create_engine, event, insert, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlmodel import SQLModel
 
 from . import queries as q
+from . import transfer
 from .capacity import CapacityPolicy
-from .exceptions import AimemError, StorageError
+from .exceptions import AimemError, ConflictError, StorageError
 from .models import Memory, Stats
 from .queries import NewMemory, SearchFilters
 from .tables import SCHEMA_VERSION, SQLITE_FTS_DDL, MetaRow, utcnow
 from .vector_cache import VectorCache
 from .vectors import Vector, VectorIndex, unpack
 
-__all__ = ["Database", "NewMemory", "Order", "SearchFilters", "content_hash"]
+__all__ = ["Database", "NewMemory", "Order", "SearchFilters", "check_version", "content_hash"]
 
 T = TypeVar("T")
 Order = Literal["priority", "recent"]
@@ -127,6 +128,13 @@ class Database:
                 raise StorageError(
                     f"This database uses schema version {stored}, newer than this aimem "
                     f"understands ({SCHEMA_VERSION}): upgrade aimem."
+                )
+            elif int(stored) < SCHEMA_VERSION:
+                # Every migration so far only adds tables and triggers, created above.
+                conn.execute(
+                    update(meta)
+                    .where(meta.c.key == "schema_version")
+                    .values(value=str(SCHEMA_VERSION))
                 )
 
     # -- reads --------------------------------------------------------------------------
@@ -239,8 +247,36 @@ class Database:
 
     # -- writes -------------------------------------------------------------------------
 
-    def find_active_duplicate(self, namespace: str, digest: str) -> Memory | None:
-        """The active memory with exactly this content, reinforced; None if there is none."""
+    def find_by_key(self, namespace: str, key: str, digest: str) -> Memory | None:
+        """The memory an idempotency key already answers (archived or not), reinforced.
+
+        Raises:
+            ConflictError: the key was used for different content.
+        """
+
+        def look(conn: Connection) -> str | None:
+            bound = q.key_target(conn, namespace, key)
+            if bound is None:
+                return None
+            return q.bind_key(conn, namespace, key, bound[0], digest)  # raises on a mismatch
+
+        memory_id = self._reading(look)
+        if memory_id is None:
+            return None
+
+        def reinforce(conn: Connection) -> Memory:
+            q.reinforce(conn, namespace, [memory_id])
+            return q.require(conn, namespace, memory_id)
+
+        return self._writing(reinforce)
+
+    def find_active_duplicate(
+        self, namespace: str, digest: str, key: str | None = None
+    ) -> Memory | None:
+        """The active memory with exactly this content, reinforced; None if there is none.
+
+        With ``key``, the key is bound to that memory in the same transaction.
+        """
         # Most saves are new content: look first without taking the write lock.
         if self._reading(lambda conn: q.active_duplicate(conn, namespace, digest)) is None:
             return None
@@ -249,6 +285,8 @@ class Database:
             found = q.active_duplicate(conn, namespace, digest)
             if found is None:  # archived or deleted in between
                 return None
+            if key is not None:
+                found = q.bind_key(conn, namespace, key, found, digest)
             q.reinforce(conn, namespace, [found])
             return q.require(conn, namespace, found)
 
@@ -264,13 +302,16 @@ class Database:
     ) -> tuple[list[Memory], list[Memory]]:
         """Insert judged memories and run the capacity manager, all in one transaction.
 
-        An item whose exact content became active meanwhile (another writer) is not
-        inserted twice: the existing memory is returned, reinforced. With
-        ``archive_others`` every other active unpinned memory is archived with that
-        reason first (``compress``).
+        An item whose exact content became active meanwhile (another writer), or whose
+        idempotency key another writer bound meanwhile, is not inserted twice: the
+        existing memory is returned, reinforced. With ``archive_others`` every other
+        active unpinned memory is archived with that reason first (``compress``).
 
         Returns:
             ``(memories in input order, memories archived by this transaction)``.
+
+        Raises:
+            ConflictError: an item's idempotency key is bound to different content.
         """
 
         def work(conn: Connection) -> tuple[list[Memory], list[Memory]]:
@@ -280,12 +321,20 @@ class Database:
             ids: list[str] = []
             for item in items:
                 digest = content_hash(item.content)
+                key = item.idempotency_key
+                bound = None if key is None else q.key_target(conn, namespace, key)
                 existing = q.active_duplicate(conn, namespace, digest)
-                if existing is not None:
+                if bound is not None:
+                    memory_id = q.bind_key(conn, namespace, key or "", bound[0], digest)
+                    q.reinforce(conn, namespace, [memory_id])
+                elif existing is not None:
                     q.reinforce(conn, namespace, [existing])
-                    ids.append(existing)
+                    memory_id = existing
                 else:
-                    ids.append(q.insert_memory(conn, namespace, item, digest))
+                    memory_id = q.insert_memory(conn, namespace, item, digest)
+                if key is not None and bound is None:
+                    q.bind_key(conn, namespace, key, memory_id, digest)
+                ids.append(memory_id)
             if policy.auto_prune:
                 archived += q.apply_capacity(conn, namespace, policy)
             self._archived(conn, len(archived))
@@ -295,18 +344,94 @@ class Database:
         return self._writing(work)
 
     def reinterpret(
-        self, namespace: str, memory_id: str, item: NewMemory, policy: CapacityPolicy
+        self,
+        namespace: str,
+        memory_id: str,
+        item: NewMemory,
+        policy: CapacityPolicy,
+        *,
+        expected_version: int | None = None,
+        event: str = "update",
     ) -> tuple[Memory, list[Memory]]:
-        """Replace a memory's content and judgement (``update``), then run the capacity manager."""
+        """Replace a memory's content and judgement, then run the capacity manager.
+
+        Raises:
+            ConflictError: ``expected_version`` is given and the stored version differs
+                (someone changed the memory since the caller read it); nothing is written.
+        """
 
         def work(conn: Connection) -> tuple[Memory, list[Memory]]:
-            q.replace_interpretation(conn, namespace, memory_id, item, content_hash(item.content))
+            current = q.require(conn, namespace, memory_id)
+            check_version(current, expected_version)
+            if event == "judge" and current.priority_score is not None:
+                return current, []  # judged meanwhile by another process: keep that
+            q.replace_interpretation(
+                conn, namespace, memory_id, item, content_hash(item.content), event
+            )
             archived = q.apply_capacity(conn, namespace, policy) if policy.auto_prune else []
             self._archived(conn, len(archived))
-            current = q.by_ids(conn, [memory_id, *archived])
-            return current[memory_id], [current[i] for i in archived]
+            current_ = q.by_ids(conn, [memory_id, *archived])
+            return current_[memory_id], [current_[i] for i in archived]
 
         return self._writing(work)
+
+    def export_lines(self, namespace: str, *, include_history: bool) -> list[str]:
+        """A namespace's export file as lines, read from one snapshot."""
+        return self._reading(
+            lambda conn: list(
+                transfer.export_lines(conn, namespace, include_history=include_history)
+            )
+        )
+
+    def import_parsed(
+        self,
+        namespace: str,
+        parsed: transfer.ParsedExport,
+        policy: CapacityPolicy,
+        *,
+        dry_run: bool,
+    ) -> tuple[list[str], list[Memory]]:
+        """Check the file against the database, then (unless ``dry_run``) write it.
+
+        Clashes (ids, keys, active duplicates) are added to ``parsed.errors`` and nothing
+        is written. Returns ``(imported ids, memories the capacity manager archived)``.
+        """
+        if dry_run:
+            parsed.errors += self._reading(lambda conn: transfer.conflicts(conn, namespace, parsed))
+            return [], []
+
+        def work(conn: Connection) -> tuple[list[str], list[Memory]]:
+            clashes = transfer.conflicts(conn, namespace, parsed)
+            if clashes:
+                parsed.errors += clashes
+                return [], []
+            ids = transfer.write_import(conn, namespace, parsed)
+            archived = q.apply_capacity(conn, namespace, policy) if policy.auto_prune else []
+            self._archived(conn, len(archived))
+            found = q.by_ids(conn, archived)
+            return ids, [found[i] for i in archived]
+
+        return self._writing(work)
+
+    def backup(self, target: Path) -> None:
+        """Copy the whole database to ``target`` with SQLite's online backup API."""
+
+        def run() -> None:
+            source = self.engine.raw_connection()
+            try:
+                destination = sqlite3.connect(target)
+                try:
+                    source.driver_connection.backup(destination)  # type: ignore[union-attr]
+                finally:
+                    destination.close()
+            finally:
+                source.close()
+
+        self._with_retry(run)
+
+    def pending_ids(self, namespace: str, limit: int | None) -> list[str]:
+        """Active memories saved while the judge was failing, oldest first."""
+        return self._reading(lambda conn: q.pending_ids(conn, namespace, limit))
 
     def set_pinned(self, namespace: str, memory_id: str, pinned: bool) -> Memory:
         """Pin or unpin (a no-op when already so); callers prune after an unpin."""
@@ -380,6 +505,15 @@ class Database:
         """Bump access counters of memories just returned to a caller, in one statement."""
         if memory_ids:
             self._writing(lambda conn: q.reinforce(conn, namespace, memory_ids))
+
+
+def check_version(current: Memory, expected_version: int | None) -> None:
+    """Optimistic concurrency: refuse to change a memory someone else changed first."""
+    if expected_version is not None and current.version != expected_version:
+        raise ConflictError(
+            f"Memory {current.id!r} is at version {current.version}, not the expected "
+            f"{expected_version}: it changed since you read it. Read it again and retry."
+        )
 
 
 # -- SQLite plumbing ------------------------------------------------------------------

@@ -17,6 +17,7 @@ __all__ = [
     "SQLITE_FTS_DDL",
     "CoreRow",
     "HistoryRow",
+    "IdempotencyRow",
     "MemoryRow",
     "MetaRow",
     "NamespaceCountRow",
@@ -25,7 +26,8 @@ __all__ = [
 ]
 
 #: Bumped by any change a migration must handle; stored in ``aimem_meta``.
-SCHEMA_VERSION = 1
+#: 2 added ``idempotency_keys`` (created on open; nothing else changed).
+SCHEMA_VERSION = 2
 
 
 def utcnow() -> datetime:
@@ -121,6 +123,22 @@ class HistoryRow(SQLModel, table=True):
     version: int
     at: datetime = _when()
     detail: str = "{}"
+
+
+class IdempotencyRow(SQLModel, table=True):
+    """A caller's idempotency key -> the memory its first save produced (per namespace).
+
+    Kept apart from ``memories`` so one memory can answer several keys (a keyed save
+    of an exact duplicate adopts the existing memory); deleting the memory frees them.
+    """
+
+    __tablename__ = "idempotency_keys"
+
+    namespace: str = Field(sa_column=Column(String(64), primary_key=True))
+    key: str = Field(sa_column=Column(String(200), primary_key=True))
+    memory_id: str = Field(sa_column=Column(String(36), nullable=False, index=True))
+    content_hash: str = Field(sa_column=Column(String(64), nullable=False))
+    created_at: datetime = _when()
 
 
 class CoreRow(SQLModel, table=True):
@@ -226,6 +244,8 @@ SQLITE_FTS_DDL = (
           ON CONFLICT(namespace) DO UPDATE SET capped = capped + 1; END""",
     """CREATE TRIGGER IF NOT EXISTS memories_vector_ad AFTER DELETE ON memories BEGIN
         DELETE FROM memory_vectors WHERE seq = old.seq; END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_keys_ad AFTER DELETE ON memories BEGIN
+        DELETE FROM idempotency_keys WHERE memory_id = old.id; END""",
     """CREATE TRIGGER IF NOT EXISTS memory_history_no_update BEFORE UPDATE ON memory_history
         BEGIN SELECT RAISE(ABORT, 'memory_history is append-only'); END""",
     """CREATE TRIGGER IF NOT EXISTS memory_history_no_delete BEFORE DELETE ON memory_history

@@ -574,3 +574,75 @@ def test_export_aigpt(cli: Cli, tmp_path: Path) -> None:
     _assert_one_line_error(again, "already holds aigpt records")
     with pytest.raises(SystemExit):
         cli("export-aigpt", str(out))  # --did is required
+
+
+# -- export, import, backup, reinterpret, idempotency keys --------------------------------
+
+
+def test_export_import_round_trip_and_refusals(cli: Cli, tmp_path: Path) -> None:
+    _save(cli, ALLERGY)
+    _save(cli, SISTER)
+    assert cli("core", "--set", "You are Ai.").code == 0
+    exported = cli("export", str(tmp_path / "x.jsonl"))
+    assert exported.code == 0 and "Exported 2 memories" in exported.out
+    again = cli("export", str(tmp_path / "x.jsonl"))
+    _assert_one_line_error(again, "already exists")
+
+    other = f"sqlite:///{tmp_path / 'other.db'}"
+    dry = cli("import", str(tmp_path / "x.jsonl"), "--dry-run", "--json", url=other)
+    assert dry.code == 0 and dry.json()["ok"] is True and dry.json()["dry_run"] is True
+    assert cli("stats", "--json", url=other).json()["total"] == 0, "a dry run writes nothing"
+    done = cli("import", str(tmp_path / "x.jsonl"), url=other)
+    assert done.code == 0 and "Imported 2 memories" in done.out
+    assert cli("read-core", url=other).out.strip() == "You are Ai."
+    assert cli("export", str(tmp_path / "y.jsonl"), url=other).code == 0
+    assert (tmp_path / "x.jsonl").read_bytes() == (tmp_path / "y.jsonl").read_bytes()
+
+    clash = cli("import", str(tmp_path / "x.jsonl"), url=other)
+    _assert_one_line_error(clash, "nothing was written", "already exists in this database")
+    listed = cli("import", str(tmp_path / "x.jsonl"), "--dry-run", url=other)
+    assert listed.code == 1 and "would be refused: 4 problems" in listed.err
+
+
+def test_import_of_a_tampered_file_is_refused(cli: Cli, tmp_path: Path) -> None:
+    _save(cli, ALLERGY)
+    path = tmp_path / "x.jsonl"
+    cli("export", str(path))
+    path.write_text(path.read_text().replace("penicillin", "aspirin"))
+    run = cli("import", str(path), url=f"sqlite:///{tmp_path / 'other.db'}")
+    assert run.code == 1 and "checksum mismatch" in run.err
+
+
+def test_backup_writes_a_working_copy_and_never_overwrites(cli: Cli, tmp_path: Path) -> None:
+    memory = _save(cli, ALLERGY)
+    run = cli("backup", str(tmp_path / "copy.db"))
+    assert run.code == 0 and "copy.db" in run.out
+    shown = cli("show", memory["id"], "--json", url=f"sqlite:///{tmp_path / 'copy.db'}")
+    assert shown.json()["content"] == ALLERGY
+    _assert_one_line_error(cli("backup", str(tmp_path / "copy.db")), "already exists")
+
+
+def test_reinterpret_judges_pending_memories(cli: Cli, tmp_path: Path) -> None:
+    import aimem
+
+    class Down:
+        async def interpret(self, content: str, **_: object) -> aimem.Interpretation:
+            raise RuntimeError("endpoint down")
+
+    with aimem.MemoryStore(f"sqlite:///{tmp_path / 'm.db'}", judge=Down()) as store:  # type: ignore[arg-type]
+        pending = store.save(ALLERGY)
+    assert pending.score_source == "pending"
+    listed = cli("list")
+    assert "pending" in listed.out
+    run = cli("reinterpret")
+    assert run.code == 0 and "1 memory judged, 0 still pending" in run.out
+    assert cli("show", pending.id, "--json").json()["score_source"] == "heuristic"
+
+
+def test_save_with_an_idempotency_key(cli: Cli) -> None:
+    first = _save(cli, ALLERGY, "--idempotency-key", "req-1")
+    again = cli("save", ALLERGY, "--idempotency-key", "req-1", "--json")
+    assert again.json()["memory"]["id"] == first["id"] and again.json()["duplicate"] is True
+    _assert_one_line_error(
+        cli("save", SISTER, "--idempotency-key", "req-1"), "already used for different content"
+    )

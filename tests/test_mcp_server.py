@@ -255,11 +255,36 @@ def test_every_other_tool_round_trips(tmp_path: Path) -> None:
             )
             assert updated["memory"]["content"] == "Likes coffee now"
             assert updated["memory"]["version"] > saved["memory"]["version"]
+            stale = _error(
+                await session.call_tool(
+                    "update_memory",
+                    {"memory_id": memory_id, "content": "x", "expected_version": 1},
+                )
+            )
+            assert "not the expected 1" in stale
+            keyed = _result(
+                await session.call_tool(
+                    "save_memory", {"content": "Likes jazz", "idempotency_key": "req-7"}
+                )
+            )
+            retried = _result(
+                await session.call_tool(
+                    "save_memory", {"content": "Likes jazz", "idempotency_key": "req-7"}
+                )
+            )
+            assert retried["memory"]["id"] == keyed["memory"]["id"]
+            reused = _error(
+                await session.call_tool(
+                    "save_memory", {"content": "Likes rock", "idempotency_key": "req-7"}
+                )
+            )
+            assert "already used for different content" in reused
             preview = _result(await session.call_tool("prune_memories", {"dry_run": True}))
             assert preview["dry_run"] is True
             unpinned = _result(await session.call_tool("unpin_memory", {"memory_id": memory_id}))
             assert unpinned["memory"]["pinned"] is False
             deleted = _result(await session.call_tool("delete_memory", {"memory_id": memory_id}))
+            _result(await session.call_tool("delete_memory", {"memory_id": keyed["memory"]["id"]}))
             assert deleted == {"ok": True, "deleted": memory_id}
             gone = _error(await session.call_tool("get_memory", {"memory_id": memory_id}))
             assert "No memory with id" in gone

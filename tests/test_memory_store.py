@@ -123,7 +123,9 @@ def test_judge_failure_writes_nothing(db_url: str) -> None:
             return {"priority_score": 1.0}
 
     for judge in (Broken(), WrongType()):
-        with aimem.MemoryStore(db_url, judge=judge) as store:  # type: ignore[arg-type]
+        with aimem.MemoryStore(  # type: ignore[arg-type]
+            db_url, judge=judge, on_judge_error="raise"
+        ) as store:
             with pytest.raises(aimem.JudgeError):
                 store.save("hello")
             with pytest.raises(aimem.JudgeError):

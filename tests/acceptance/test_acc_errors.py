@@ -186,7 +186,7 @@ def test_judge_always_500_raises_and_writes_nothing(
 
     for _ in range(30):
         stub.enqueue(StubReply(status=500, body={"error": {"message": "down", "type": "server"}}))
-    store = make_store(namespace="alice")
+    store = make_store(namespace="alice", on_judge_error="raise")
     with pytest.raises(aimem.JudgeError) as excinfo:
         store.save("this will not be judged")
     assert str(excinfo.value)
@@ -208,7 +208,7 @@ def test_judge_always_429_raises_and_writes_nothing(
                 headers={"Retry-After": "0"},
             )
         )
-    store = make_store()
+    store = make_store(on_judge_error="raise")
     with pytest.raises(aimem.JudgeError):
         store.save("rate limited forever")
     assert stub.chat_calls == 3
@@ -240,7 +240,7 @@ def test_judge_always_garbage_raises_and_writes_nothing(
 
     for _ in range(30):
         stub.enqueue(StubReply(status=200, body=_completion("this is not JSON at all")))
-    store = make_store()
+    store = make_store(on_judge_error="raise")
     with pytest.raises(aimem.JudgeError):
         store.save("the judge only talks nonsense")
     assert stub.chat_calls == 2  # the first answer and one corrective re-ask
@@ -251,7 +251,7 @@ def test_judge_always_garbage_raises_and_writes_nothing(
 def test_judge_failure_leaves_existing_memories_alone(make_store: MakeStore, stub: Any) -> None:
     from aimem.testing import StubReply
 
-    store = make_store(max_memories=1)
+    store = make_store(max_memories=1, on_judge_error="raise")
     kept = store.save("kept before the outage")
     for _ in range(30):
         stub.enqueue(StubReply(status=500, body={"error": {"message": "down", "type": "server"}}))

@@ -132,7 +132,7 @@ def test_compress_replaces_unpinned_memories(make_store: MakeStore, stub: Any, t
 def test_compress_failure_changes_nothing(make_store: MakeStore, stub: Any) -> None:
     from aimem.testing import StubReply
 
-    store = make_store(max_memories=10)
+    store = make_store(max_memories=10, on_judge_error="raise")
     a = store.save("before compress")
     for _ in range(30):
         stub.enqueue(StubReply(status=500, body={"error": {"message": "down", "type": "server"}}))

@@ -1,0 +1,525 @@
+"""The export format: checksummed JSON Lines that carry a namespace losslessly.
+
+One header line (format, namespace, counts), the core, one line per memory with every
+field (archived ones too, in storage order, with its vector and idempotency keys),
+optionally the history, and a trailer holding the line count and a SHA-256 over every
+line before it. Values are written exactly (floats by ``repr``, ``None`` kept), and
+nothing in the file depends on when it was written, so export -> import into an empty
+store -> export gives the same bytes.
+
+Import is two steps: ``parse_export`` reads and validates the whole file (checksum,
+schema, bounds, counts) without touching a database; ``write_import`` then writes it
+in one transaction. A tampered or truncated file never reaches the second step.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ValidationError as PydanticValidationError
+from sqlalchemy import Connection, insert, select
+
+from . import queries as q
+from .exceptions import AimemError
+from .keywords import cjk_index_text
+from .models import Memory
+from .scoring import priority_from
+from .tables import SCHEMA_VERSION, utcnow
+from .validation import (
+    MAX_USER_CONTEXT_CHARS,
+    check_content,
+    check_core_text,
+    check_idempotency_key,
+    check_user_context,
+)
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "ParsedExport",
+    "conflicts",
+    "export_lines",
+    "parse_export",
+    "write_import",
+]
+
+FORMAT = "aimem-export"
+FORMAT_VERSION = 1
+_MAX_ERRORS = 20
+_MAX_DIM = 8192
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Counts(_Strict):
+    """How many lines of each kind the file holds (checked on import)."""
+
+    memories: int = Field(ge=0)
+    history: int = Field(ge=0)
+
+
+class Header(_Strict):
+    """First line: what the file is and what it holds."""
+
+    kind: Literal["header"]
+    format: Literal["aimem-export"]
+    format_version: int
+    namespace: str
+    schema_version: int
+    history: bool
+    counts: Counts
+
+
+class CoreLine(_Strict):
+    """The namespace's core text."""
+
+    kind: Literal["core"]
+    text: str
+    updated_at: datetime | None
+
+
+class VectorData(_Strict):
+    """A memory's embedding: float32 little-endian, base64."""
+
+    model: str = Field(min_length=1, max_length=200)
+    dim: int = Field(ge=1, le=_MAX_DIM)
+    data: str
+
+
+class KeyLine(_Strict):
+    """An idempotency key that answers with this memory."""
+
+    key: str
+    content_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
+    created_at: datetime
+
+
+class MemoryLine(_Strict):
+    """One memory, every field of ``aimem.Memory`` plus its vector and keys."""
+
+    kind: Literal["memory"]
+    id: str = Field(min_length=1, max_length=36)
+    namespace: str
+    content: str
+    interpreted_content: str = Field(min_length=1)
+    emotional_impact: float | None
+    user_relevance: float | None
+    novelty: float | None
+    utility: float | None
+    priority_score: float | None
+    rationale: str = Field(max_length=100_000)
+    user_context: str | None = Field(max_length=MAX_USER_CONTEXT_CHARS)
+    score_source: str = Field(min_length=1, max_length=64)
+    model: str | None = Field(max_length=200)
+    prompt_version: str | None = Field(max_length=200)
+    created_at: datetime
+    updated_at: datetime
+    last_accessed_at: datetime
+    access_count: int = Field(ge=0)
+    pinned: bool
+    version: int = Field(ge=1)
+    archived_at: datetime | None
+    archive_reason: str | None = Field(max_length=64)
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+    judge_latency_ms: float = Field(ge=0, allow_inf_nan=False)
+    judge_retries: int = Field(ge=0)
+    vector: VectorData | None
+    idempotency_keys: list[KeyLine]
+
+
+class HistoryLine(_Strict):
+    """One event of the append-only history (never a memory's text)."""
+
+    kind: Literal["history"]
+    memory_id: str = Field(min_length=1, max_length=36)
+    event: str = Field(min_length=1, max_length=32)
+    version: int = Field(ge=1)
+    at: datetime
+    detail: str = Field(max_length=10_000)
+
+
+class Trailer(_Strict):
+    """Last line: how many lines precede it and their SHA-256."""
+
+    kind: Literal["trailer"]
+    lines: int
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+@dataclass
+class ParsedExport:
+    """A whole export file, validated; ``errors`` empty means it may be written."""
+
+    header: Header | None = None
+    core: CoreLine | None = None
+    memories: list[MemoryLine] = field(default_factory=list)
+    history: list[HistoryLine] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def fail(self, message: str) -> None:
+        """Record a problem (the first few are kept, with a count of the rest)."""
+        if len(self.errors) < _MAX_ERRORS:
+            self.errors.append(message)
+        elif len(self.errors) == _MAX_ERRORS:
+            self.errors.append("... more errors not shown")
+
+
+def _dump(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+
+
+def _when(value: datetime | None) -> str | None:
+    """UTC, written the way pydantic writes the memory's own timestamps."""
+    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+# -- export ---------------------------------------------------------------------------
+
+
+def export_lines(conn: Connection, namespace: str, *, include_history: bool) -> Iterator[str]:
+    """Every line of a namespace's export, trailer last, from one read snapshot."""
+    memory_rows = conn.execute(
+        select(q.MEMORIES).where(q.m.namespace == namespace).order_by(q.m.seq)
+    ).mappings()
+    memories = [dict(row) for row in memory_rows]
+    vectors = {
+        row.seq: row
+        for row in conn.execute(
+            select(q.VECTORS)
+            .join(q.MEMORIES, q.VECTORS.c.seq == q.m.seq)
+            .where(q.m.namespace == namespace)
+        )
+    }
+    keys: dict[str, list[dict[str, Any]]] = {}
+    for row in conn.execute(
+        select(q.KEYS).where(q.KEYS.c.namespace == namespace).order_by(q.KEYS.c.key)
+    ).mappings():
+        keys.setdefault(row["memory_id"], []).append(
+            {
+                "key": row["key"],
+                "content_hash": row["content_hash"],
+                "created_at": _when(row["created_at"]),
+            }
+        )
+    history = (
+        list(
+            conn.execute(
+                select(q.HISTORY).where(q.HISTORY.c.namespace == namespace).order_by(q.HISTORY.c.id)
+            ).mappings()
+        )
+        if include_history
+        else []
+    )
+    core = conn.execute(select(q.CORE).where(q.CORE.c.namespace == namespace)).mappings().first()
+
+    digest = hashlib.sha256()
+    count = 0
+
+    def emit(obj: dict[str, Any]) -> str:
+        nonlocal count
+        line = _dump(obj)
+        digest.update(line.encode("utf-8"))
+        count += 1
+        return line
+
+    yield emit(
+        {
+            "kind": "header",
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "namespace": namespace,
+            "schema_version": SCHEMA_VERSION,
+            "history": include_history,
+            "counts": {"memories": len(memories), "history": len(history)},
+        }
+    )
+    yield emit(
+        {
+            "kind": "core",
+            "text": "" if core is None else core["text"],
+            "updated_at": None if core is None else _when(core["updated_at"]),
+        }
+    )
+    for stored in memories:
+        memory = Memory.model_validate(stored).model_dump(mode="json")
+        vector = vectors.get(stored["seq"])
+        yield emit(
+            {
+                "kind": "memory",
+                **memory,
+                "vector": None
+                if vector is None
+                else {
+                    "model": vector.model,
+                    "dim": vector.dim,
+                    "data": base64.b64encode(vector.vector).decode("ascii"),
+                },
+                "idempotency_keys": keys.get(stored["id"], []),
+            }
+        )
+    for event in history:
+        yield emit(
+            {
+                "kind": "history",
+                "memory_id": event["memory_id"],
+                "event": event["event"],
+                "version": event["version"],
+                "at": _when(event["at"]),
+                "detail": event["detail"],
+            }
+        )
+    yield _dump({"kind": "trailer", "lines": count, "sha256": digest.hexdigest()})
+
+
+# -- import: validate everything first --------------------------------------------------
+
+
+def parse_export(path: Path, *, max_content_chars: int) -> ParsedExport:
+    """Read and validate a whole export file; never raises for bad content, only reports."""
+    parsed = ParsedExport()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        parsed.fail(f"cannot read the file: {exc.strerror or exc}")
+        return parsed
+    if not raw.endswith(b"\n"):
+        parsed.fail("the file does not end with a newline: it is truncated")
+        return parsed
+    lines = raw.split(b"\n")[:-1]
+    if len(lines) < 3:
+        parsed.fail("the file is too short to be an aimem export (header, core, trailer)")
+        return parsed
+    trailer = _parse_line(parsed, len(lines), lines[-1], Trailer)
+    if trailer is None:
+        parsed.fail("the last line is not a valid trailer: the file is truncated or altered")
+        return parsed
+    body = lines[:-1]
+    digest = hashlib.sha256(b"".join(line + b"\n" for line in body)).hexdigest()
+    if trailer.lines != len(body) or trailer.sha256 != digest:
+        parsed.fail(
+            "checksum mismatch: the file was altered or truncated "
+            f"(trailer says {trailer.lines} lines, found {len(body)})"
+        )
+        return parsed
+    parsed.header = _parse_line(parsed, 1, body[0], Header)
+    parsed.core = _parse_line(parsed, 2, body[1], CoreLine)
+    if parsed.header is None or parsed.core is None:
+        return parsed
+    if parsed.header.format_version != FORMAT_VERSION:
+        parsed.fail(
+            f"format_version {parsed.header.format_version} is not supported "
+            f"(this aimem reads {FORMAT_VERSION}): upgrade aimem"
+        )
+        return parsed
+    for number, line in enumerate(body[2:], start=3):
+        kind = _kind(line)
+        if kind == "memory" and not parsed.history:
+            memory = _parse_line(parsed, number, line, MemoryLine)
+            if memory is not None:
+                _check_memory(parsed, number, memory, parsed.header, max_content_chars)
+                parsed.memories.append(memory)
+        elif kind == "history" and parsed.header.history:
+            event = _parse_line(parsed, number, line, HistoryLine)
+            if event is not None:
+                parsed.history.append(event)
+        else:
+            parsed.fail(f"line {number}: unexpected {kind or 'unreadable'} line here")
+    _check_whole(parsed, parsed.header, parsed.core, max_content_chars)
+    return parsed
+
+
+def _kind(line: bytes) -> str | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    kind = value.get("kind") if isinstance(value, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _parse_line(parsed: ParsedExport, number: int, line: bytes, model: type[M]) -> M | None:
+    try:
+        return model.model_validate_json(line)
+    except PydanticValidationError as exc:
+        where = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'line'}: {e['msg']}" for e in exc.errors()[:3]
+        )
+        parsed.fail(f"line {number}: not a valid {model.__name__.lower()}: {where}")
+        return None
+
+
+def _check_memory(
+    parsed: ParsedExport, number: int, m: MemoryLine, header: Header, max_chars: int
+) -> None:
+    """Bounds and invariants a database row must satisfy."""
+
+    def bad(message: str) -> None:
+        parsed.fail(f"line {number} (memory {m.id}): {message}")
+
+    if m.namespace != header.namespace:
+        bad(f"namespace {m.namespace!r} differs from the header's {header.namespace!r}")
+    try:
+        if check_content(m.content, max_chars) != m.content:
+            bad("content has line breaks that aimem would have normalised")
+        if check_user_context(m.user_context) != m.user_context:
+            bad("user_context is not in normal form")
+        for key in m.idempotency_keys:
+            check_idempotency_key(key.key)
+    except AimemError as exc:
+        bad(str(exc))
+    if len(m.interpreted_content) > 4 * max_chars:
+        bad("interpreted_content is too long")
+    components = (m.emotional_impact, m.user_relevance, m.novelty, m.utility)
+    if all(c is None for c in components):
+        if m.priority_score is not None:
+            bad("an unscored (pending) memory cannot have a priority_score")
+    elif any(c is None or not (0.0 <= c <= 0.25 and math.isfinite(c)) for c in components):
+        bad("each component must lie in [0, 0.25]")
+    elif m.priority_score != priority_from(*components):  # type: ignore[arg-type]
+        bad("priority_score is not the sum of the four components")
+    if (m.archived_at is None) != (m.archive_reason is None):
+        bad("archived_at and archive_reason must both be set or both be null")
+    stamps = (m.created_at, m.updated_at, m.last_accessed_at, m.archived_at)
+    if any(t is not None and t.tzinfo is None for t in stamps):
+        bad("timestamps must carry a timezone")
+    if m.vector is not None:
+        try:
+            blob = base64.b64decode(m.vector.data, validate=True)
+        except (binascii.Error, ValueError):
+            bad("vector data is not base64")
+        else:
+            if len(blob) != 4 * m.vector.dim:
+                bad(f"vector has {len(blob)} bytes, expected {4 * m.vector.dim}")
+
+
+def _check_whole(parsed: ParsedExport, header: Header, core: CoreLine, max_chars: int) -> None:
+    """Checks across lines: counts, unique ids and keys, core bounds."""
+    if header.counts.memories != len(parsed.memories):
+        parsed.fail(
+            f"header counts {header.counts.memories} memories, the file has {len(parsed.memories)}"
+        )
+    if header.counts.history != len(parsed.history):
+        parsed.fail(
+            f"header counts {header.counts.history} history events, the file has "
+            f"{len(parsed.history)}"
+        )
+    ids = [m.id for m in parsed.memories]
+    if len(set(ids)) != len(ids):
+        parsed.fail("a memory id appears more than once")
+    keys = [k.key for m in parsed.memories for k in m.idempotency_keys]
+    if len(set(keys)) != len(keys):
+        parsed.fail("an idempotency key appears more than once")
+    try:
+        check_core_text(core.text, max_chars)
+    except AimemError as exc:
+        parsed.fail(f"line 2: {exc}")
+
+
+def conflicts(conn: Connection, namespace: str, parsed: ParsedExport) -> list[str]:
+    """What in the database would clash with the file: ids, keys, active duplicates."""
+    problems: list[str] = []
+    ids = [m.id for m in parsed.memories]
+    for start in range(0, len(ids), 500):
+        taken = conn.execute(select(q.m.id).where(q.m.id.in_(ids[start : start + 500])))
+        problems += [f"memory {i} already exists in this database" for (i,) in taken]
+    keys = [k.key for m in parsed.memories for k in m.idempotency_keys]
+    for start in range(0, len(keys), 500):
+        taken = conn.execute(
+            select(q.KEYS.c.key).where(
+                q.KEYS.c.namespace == namespace, q.KEYS.c.key.in_(keys[start : start + 500])
+            )
+        )
+        problems += [f"idempotency key {k!r} is already used here" for (k,) in taken]
+    for m in parsed.memories:
+        if m.archived_at is None and q.active_duplicate(conn, namespace, _hash(m.content)):
+            problems.append(f"memory {m.id}: an active memory with the same content exists")
+    return problems[:_MAX_ERRORS]
+
+
+def _hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+# -- import: write ---------------------------------------------------------------------
+
+
+def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list[str]:
+    """Write a validated export into ``namespace``; returns the imported memory ids.
+
+    Inside the caller's transaction. With no history in the file, each memory gets
+    one ``import`` event, so other processes' caches still see it arrive.
+    """
+    assert parsed.core is not None and not parsed.errors
+    if parsed.core.text or parsed.core.updated_at is not None:
+        q.set_core(conn, namespace, parsed.core.text)
+        if parsed.core.updated_at is not None:
+            conn.execute(
+                q.CORE.update()
+                .where(q.CORE.c.namespace == namespace)
+                .values(updated_at=parsed.core.updated_at)
+            )
+    ids: list[str] = []
+    for m in parsed.memories:
+        row = m.model_dump(exclude={"kind", "vector", "idempotency_keys"})
+        pending = m.priority_score is None
+        terms = m.content if pending else f"{m.content}\n{m.interpreted_content}"
+        seq = conn.execute(
+            insert(q.MEMORIES).returning(q.m.seq),
+            {
+                **row,
+                "namespace": namespace,
+                "content_hash": _hash(m.content),
+                "cjk_terms": cjk_index_text(terms),
+            },
+        ).scalar_one()
+        if m.vector is not None:
+            conn.execute(
+                insert(q.VECTORS),
+                {
+                    "seq": seq,
+                    "model": m.vector.model,
+                    "dim": m.vector.dim,
+                    "vector": base64.b64decode(m.vector.data),
+                },
+            )
+        for key in m.idempotency_keys:
+            conn.execute(
+                insert(q.KEYS),
+                {
+                    "namespace": namespace,
+                    "key": key.key,
+                    "memory_id": m.id,
+                    "content_hash": key.content_hash,
+                    "created_at": key.created_at,
+                },
+            )
+        ids.append(m.id)
+    events: Sequence[dict[str, Any]] = [
+        {**e.model_dump(exclude={"kind"}), "namespace": namespace} for e in parsed.history
+    ]
+    if not parsed.history and ids:
+        now = utcnow()
+        events = [
+            {"memory_id": m.id, "namespace": namespace, "event": "import", "version": m.version}
+            | {"at": now, "detail": "{}"}
+            for m in parsed.memories
+        ]
+    if events:
+        conn.execute(insert(q.HISTORY), list(events))
+    return ids
