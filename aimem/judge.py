@@ -46,6 +46,11 @@ from .scoring import COMPONENT_MAX, COMPONENTS
 
 __all__ = ["OpenAIJudge", "build_messages", "one_line_json"]
 
+#: A model answer longer than these is re-asked: restating even the longest allowed content
+#: fits, a runaway reply (which would bloat the row and every later prompt) does not.
+MAX_INTERPRETATION_CHARS = 20_000
+MAX_RATIONALE_CHARS = 4000
+
 #: Related memories shown to the model for judging novelty, and how much of each.
 _MAX_RELATED = 5
 _RELATED_CHARS = 300
@@ -73,7 +78,19 @@ class _Output(BaseModel):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must not be empty")
+        if len(value) > MAX_INTERPRETATION_CHARS:
+            raise ValueError(
+                f"is {len(value)} characters: write one sentence, at most "
+                f"{MAX_INTERPRETATION_CHARS}"
+            )
         return value.strip()
+
+    @field_validator("rationale")
+    @classmethod
+    def _short(cls, value: str) -> str:
+        if len(value) > MAX_RATIONALE_CHARS:
+            raise ValueError(f"is {len(value)} characters: at most {MAX_RATIONALE_CHARS}")
+        return value
 
     @field_validator(*COMPONENTS)
     @classmethod

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
@@ -29,7 +29,7 @@ from pydantic import ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
 from . import __version__
-from .exceptions import AimemError, StorageError, ValidationError
+from .exceptions import AimemError, NotFoundError, StorageError, ValidationError
 from .memory import AsyncMemoryStore
 from .models import Interpretation, Memory
 from .validation import MAX_IDEMPOTENCY_KEY_CHARS, MAX_LIMIT, MAX_USER_CONTEXT_CHARS
@@ -373,7 +373,10 @@ def build_server(store: AsyncMemoryStore, *, context_chars: int = CONTEXT_CHARS)
     @server.resource("memory://memories/{memory_id}", name="memory", mime_type="application/json")
     async def memory_resource(memory_id: str) -> Json:
         """One memory by id."""
-        return _memory(await store.get(memory_id))
+        try:
+            return _memory(await store.get(memory_id))
+        except NotFoundError as exc:
+            raise ResourceNotFoundError(one_line(str(exc))) from None
 
     return server
 

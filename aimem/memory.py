@@ -272,7 +272,15 @@ class AsyncMemoryStore:
                 vector = None if vectors is None else vectors[i]
                 return await self._judge(contents[i], user_context, vector, may_pend=may_pend)
 
-        return list(await asyncio.gather(*(one(i) for i in range(len(contents)))))
+        tasks = [asyncio.ensure_future(one(i)) for i in range(len(contents))]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            # One failure dooms the batch: stop the others' LLM calls instead of paying for them.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
     def _report(self, archived: list[Memory]) -> None:
         """Tell the caller what was forgotten: a log line and the on_archive callback."""

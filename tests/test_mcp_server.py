@@ -25,6 +25,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 import aimem
 from aimem.mcp_server import MAX_ERROR_CHARS, http_token, is_loopback, one_line
@@ -185,6 +186,8 @@ def test_instructions_carry_core_and_memories_saved_before_initialize(tmp_path: 
             [saved] = json.loads(listing.text)
             [one] = (await session.read_resource(f"memory://memories/{saved['id']}")).contents
             assert json.loads(one.text)["content"] == "I'm allergic to penicillin."
+            with pytest.raises(MCPError, match="No memory with id 'nope'"):
+                await session.read_resource("memory://memories/nope")
 
     asyncio.run(scenario())
 

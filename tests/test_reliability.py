@@ -263,3 +263,29 @@ def test_a_version_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
     [(version,)] = con.execute("SELECT value FROM aimem_meta WHERE key = 'schema_version'")
     con.close()
     assert version == "2"
+
+
+def test_a_failed_batch_stops_the_other_judgements(db_url: str) -> None:
+    import asyncio
+
+    started: list[str] = []
+    cancelled: list[str] = []
+
+    class OneFails:
+        async def interpret(self, content: str, **_: object) -> aimem.Interpretation:
+            started.append(content)
+            if content == "bad":
+                await asyncio.sleep(0.05)
+                raise aimem.JudgeError("no")
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                cancelled.append(content)
+                raise
+            raise AssertionError("not cancelled")
+
+    with aimem.MemoryStore(db_url, judge=OneFails(), on_judge_error="raise") as store:  # type: ignore[arg-type]
+        with pytest.raises(aimem.JudgeError):
+            store.save_many(["slow one", "bad", "slow two"])
+        assert sorted(cancelled) == ["slow one", "slow two"]
+        assert store.stats().total == 0
