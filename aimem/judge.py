@@ -16,8 +16,9 @@ that carries the evidence: requests sent, the last raw reply, one line per failu
 
 from __future__ import annotations
 
+import asyncio
 import json
-import math
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,10 +27,18 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic import ValidationError as PydanticValidationError
 
+from .batch import BATCH_RESPONSE_FORMAT, JudgeItem, build_batch_messages, parse_batch
 from .exceptions import JudgeError, ValidationError
+from .judge_output import (
+    RESPONSE_FORMAT,
+    InvalidOutputError,
+    JudgeOutput,
+    Reply,
+    corrective_messages,
+    parse_output,
+    read_reply,
+)
 from .models import Interpretation, Memory, Usage
 from .openai_transport import (
     OwnsClient,
@@ -42,101 +51,14 @@ from .openai_transport import (
     server_message,
 )
 from .prompts import PromptTemplate, load_prompt, new_nonce
-from .scoring import COMPONENT_MAX, COMPONENTS
 
-__all__ = ["OpenAIJudge", "build_messages", "one_line_json"]
+__all__ = ["OpenAIJudge", "build_messages", "one_line_json", "related_notes"]
 
-#: A model answer longer than these is re-asked: restating even the longest allowed content
-#: fits, a runaway reply (which would bloat the row and every later prompt) does not.
-MAX_INTERPRETATION_CHARS = 20_000
-MAX_RATIONALE_CHARS = 4000
+log = logging.getLogger("aimem")
 
 #: Related memories shown to the model for judging novelty, and how much of each.
 _MAX_RELATED = 5
 _RELATED_CHARS = 300
-
-
-class _Output(BaseModel):
-    """What the model must return; its schema is sent as the structured-output format.
-
-    Ranges are checked by validators rather than schema bounds: some OpenAI-compatible
-    grammar engines reject or ignore numeric bounds, and a bad value must be re-asked,
-    never clamped. Strict mode refuses numbers sent as strings.
-    """
-
-    model_config = ConfigDict(strict=True)
-
-    interpreted_content: str = Field(description="One sentence: what to remember about the user.")
-    emotional_impact: float = Field(description="0.0 to 0.25")
-    user_relevance: float = Field(description="0.0 to 0.25")
-    novelty: float = Field(description="0.0 to 0.25")
-    utility: float = Field(description="0.0 to 0.25")
-    rationale: str = Field(description="One short sentence explaining the scores.")
-
-    @field_validator("interpreted_content")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty")
-        if len(value) > MAX_INTERPRETATION_CHARS:
-            raise ValueError(
-                f"is {len(value)} characters: write one sentence, at most "
-                f"{MAX_INTERPRETATION_CHARS}"
-            )
-        return value.strip()
-
-    @field_validator("rationale")
-    @classmethod
-    def _short(cls, value: str) -> str:
-        if len(value) > MAX_RATIONALE_CHARS:
-            raise ValueError(f"is {len(value)} characters: at most {MAX_RATIONALE_CHARS}")
-        return value
-
-    @field_validator(*COMPONENTS)
-    @classmethod
-    def _in_range(cls, value: float) -> float:
-        if not (math.isfinite(value) and 0.0 <= value <= COMPONENT_MAX):
-            raise ValueError(f"must be a number from 0.0 to {COMPONENT_MAX}, got {value!r}")
-        return value
-
-
-def _response_format() -> ResponseFormatJSONSchema:
-    schema = _Output.model_json_schema()
-    # Titles and the class docstring would only cost prompt tokens.
-    properties = {
-        name: {k: v for k, v in prop.items() if k != "title"}
-        for name, prop in schema["properties"].items()
-    }
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": "memory_interpretation",
-            "strict": True,
-            "schema": {
-                "type": "object",
-                "properties": properties,
-                "required": schema["required"],
-                "additionalProperties": False,  # strict mode requires a closed object
-            },
-        },
-    }
-
-
-_RESPONSE_FORMAT = _response_format()
-
-
-class _InvalidOutputError(Exception):
-    """The reply arrived but is not a valid interpretation; worth one corrective re-ask."""
-
-
-@dataclass(frozen=True)
-class _Reply:
-    content: str | None
-    refusal: str | None
-    finish_reason: str | None
-    model: str | None
-    prompt_tokens: int
-    completion_tokens: int
 
 
 @dataclass
@@ -154,7 +76,7 @@ class _Tally:
     def fail(self, reason: str) -> None:
         self.errors.append(f"request {self.requests}: {reason}")
 
-    def record(self, reply: _Reply) -> None:
+    def record(self, reply: Reply) -> None:
         self.prompt_tokens += reply.prompt_tokens
         self.completion_tokens += reply.completion_tokens
         self.model = reply.model or self.model
@@ -205,6 +127,7 @@ class OpenAIJudge(OwnsClient):
         self.max_attempts = max_attempts
         self.max_retry_wait = max_retry_wait
         self._template: PromptTemplate = load_prompt("interpret", prompt_version)
+        self._batch_template: PromptTemplate = load_prompt("interpret_batch", prompt_version)
         self._owns_client = client is None
         self._client = (
             client.with_options(max_retries=0)
@@ -235,17 +158,78 @@ class OpenAIJudge(OwnsClient):
         )
         reply = await self._send(messages, tally)
         try:
-            output = _parse_output(reply)
-        except _InvalidOutputError as exc:
+            output = parse_output(reply)
+        except InvalidOutputError as exc:
             tally.fail(f"invalid output: {exc}")
-            output = await self._reask([*messages, *_corrective_messages(reply, str(exc))], tally)
+            output = await self._reask([*messages, *corrective_messages(reply, str(exc))], tally)
         return self._interpretation(output, tally)
 
-    async def _reask(self, messages: list[ChatCompletionMessageParam], tally: _Tally) -> _Output:
+    async def interpret_many(
+        self, items: Sequence[JudgeItem], *, user_context: str | None = None
+    ) -> list[Interpretation | JudgeError]:
+        """Interpret several contents in one chat call; each result lines up with its item.
+
+        Items the answer gets wrong (missing, duplicated, invalid) are asked again one at a
+        time, with the single path's own re-ask. When the endpoint itself fails after its
+        retries, every item gets that ``JudgeError``: calling once per item would only
+        multiply the failing requests.
+        """
+        if len(items) == 1:
+            [item] = items
+            try:
+                return [
+                    await self.interpret(
+                        item.content, user_context=user_context, related=item.related
+                    )
+                ]
+            except JudgeError as exc:
+                return [exc]
+        tally = _Tally()
+        messages = build_batch_messages(
+            self._batch_template,
+            items,
+            user_context=user_context,
+            related_notes=[related_notes(i.related) for i in items],
+        )
+        try:
+            reply = await self._send(messages, tally, BATCH_RESPONSE_FORMAT)
+            outputs, problems = parse_batch(reply, len(items))
+        except JudgeError as exc:
+            return [exc] * len(items)
+        except InvalidOutputError as exc:
+            outputs, problems = {}, [str(exc)]
+        if problems:
+            log.info("aimem: batch answer had problems, asking singly: %s", "; ".join(problems))
+        share = _share(tally, len(outputs))
+        results: list[Interpretation | JudgeError | None] = [
+            self._interpretation(outputs[n], share, self._batch_template.version)
+            if n in outputs
+            else None
+            for n in range(1, len(items) + 1)
+        ]
+
+        async def single(item: JudgeItem) -> Interpretation | JudgeError:
+            try:
+                return await self.interpret(
+                    item.content, user_context=user_context, related=item.related
+                )
+            except JudgeError as exc:
+                return exc
+
+        missing = [i for i, r in enumerate(results) if r is None]
+        for i, result in zip(
+            missing, await asyncio.gather(*(single(items[i]) for i in missing)), strict=True
+        ):
+            results[i] = result
+        return [r for r in results if r is not None]
+
+    async def _reask(
+        self, messages: list[ChatCompletionMessageParam], tally: _Tally
+    ) -> JudgeOutput:
         reply = await self._send(messages, tally)
         try:
-            return _parse_output(reply)
-        except _InvalidOutputError as exc:
+            return parse_output(reply)
+        except InvalidOutputError as exc:
             tally.fail(f"invalid output: {exc}")
             raise JudgeError(
                 f"The model returned invalid output twice (last: {exc}). Try a stronger "
@@ -255,11 +239,16 @@ class OpenAIJudge(OwnsClient):
                 errors=tally.errors,
             ) from exc
 
-    async def _send(self, messages: list[ChatCompletionMessageParam], tally: _Tally) -> _Reply:
+    async def _send(
+        self,
+        messages: list[ChatCompletionMessageParam],
+        tally: _Tally,
+        response_format: ResponseFormatJSONSchema = RESPONSE_FORMAT,
+    ) -> Reply:
         """One successful exchange, retrying transient failures with backoff."""
         try:
-            reply: _Reply = await retrying(self.max_attempts, self.max_retry_wait)(
-                self._request, messages, tally
+            reply: Reply = await retrying(self.max_attempts, self.max_retry_wait)(
+                self._request, messages, tally, response_format
             )
         except (openai.APIError, UnreadableResponseError) as exc:
             error = self._give_up(exc, tally)
@@ -268,16 +257,21 @@ class OpenAIJudge(OwnsClient):
             raise error from exc
         return reply
 
-    async def _request(self, messages: list[ChatCompletionMessageParam], tally: _Tally) -> _Reply:
+    async def _request(
+        self,
+        messages: list[ChatCompletionMessageParam],
+        tally: _Tally,
+        response_format: ResponseFormatJSONSchema,
+    ) -> Reply:
         tally.requests += 1
         try:
             completion: object = await self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,
-                response_format=_RESPONSE_FORMAT,
+                response_format=response_format,
                 timeout=self.timeout,
             )
-            reply = _read_reply(completion)
+            reply = read_reply(completion)
         except openai.APIError as exc:
             tally.fail(describe_error(exc))
             raise
@@ -318,7 +312,9 @@ class OpenAIJudge(OwnsClient):
     def _redact(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text
 
-    def _interpretation(self, output: _Output, tally: _Tally) -> Interpretation:
+    def _interpretation(
+        self, output: JudgeOutput, tally: _Tally, prompt_version: str | None = None
+    ) -> Interpretation:
         model = tally.model or self.model
         usage = Usage(
             model=model,
@@ -328,7 +324,10 @@ class OpenAIJudge(OwnsClient):
             retries=tally.requests - 1,
         )
         return Interpretation(
-            **output.model_dump(), model=model, prompt_version=self._template.version, usage=usage
+            **output.model_dump(),
+            model=model,
+            prompt_version=prompt_version or self._template.version,
+            usage=usage,
         )
 
 
@@ -344,6 +343,27 @@ def one_line_json(text: str) -> str:
     return line
 
 
+def _share(tally: _Tally, items: int) -> _Tally:
+    """One item's part of a batch call: tokens split evenly, latency and retries shared."""
+    per = max(1, items)
+    return _Tally(
+        started=tally.started,
+        requests=tally.requests,
+        prompt_tokens=-(-tally.prompt_tokens // per),
+        completion_tokens=-(-tally.completion_tokens // per),
+        model=tally.model,
+    )
+
+
+def related_notes(related: Sequence[Memory]) -> list[str]:
+    """The related-memory lines a prompt shows: one escaped JSON string each, trimmed."""
+    return [
+        ("near-duplicate: " if getattr(m, "near_duplicate", False) else "")
+        + one_line_json((m.interpreted_content or m.content)[:_RELATED_CHARS])
+        for m in related[:_MAX_RELATED]
+    ]
+
+
 def build_messages(
     template: PromptTemplate,
     content: str,
@@ -356,11 +376,7 @@ def build_messages(
     Each related memory is one JSON string per line, so none can span or forge lines;
     one the store found nearly identical to the content is marked ``near-duplicate:``.
     """
-    notes = [
-        ("near-duplicate: " if getattr(m, "near_duplicate", False) else "")
-        + one_line_json((m.interpreted_content or m.content)[:_RELATED_CHARS])
-        for m in related[:_MAX_RELATED]
-    ]
+    notes = related_notes(related)
     context = user_context or "(none)"
     nonce = new_nonce(content, context, *notes)
     prompt = template.render(
@@ -370,69 +386,3 @@ def build_messages(
         {"role": "system", "content": prompt.system},
         {"role": "user", "content": prompt.user},
     ]
-
-
-def _corrective_messages(reply: _Reply, problem: str) -> list[ChatCompletionMessageParam]:
-    return [
-        {"role": "assistant", "content": reply.content or reply.refusal or ""},
-        {
-            "role": "user",
-            "content": f"Your reply was invalid: {problem}. Reply again with only the JSON "
-            f"object; each component is a number from 0.0 to {COMPONENT_MAX}.",
-        },
-    ]
-
-
-def _read_reply(completion: object) -> _Reply:
-    """Pull what we need out of a completion; anything not shaped like one is unreadable."""
-    try:
-        choice = completion.choices[0]  # type: ignore[attr-defined]
-        message = choice.message
-        content, refusal = message.content, getattr(message, "refusal", None)
-        finish_reason = choice.finish_reason
-    except (AttributeError, IndexError, TypeError) as exc:
-        raise UnreadableResponseError("not a chat completion") from exc
-    usage = getattr(completion, "usage", None)
-    model = getattr(completion, "model", None)
-    return _Reply(
-        content=content if isinstance(content, str) else None,
-        refusal=refusal if isinstance(refusal, str) else None,
-        finish_reason=finish_reason if isinstance(finish_reason, str) else None,
-        model=model if isinstance(model, str) and model else None,
-        prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
-        completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
-    )
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and value >= 0 else 0
-
-
-def _parse_output(reply: _Reply) -> _Output:
-    """Validate a reply; raise ``_InvalidOutputError`` with a reason the model can act on."""
-    if reply.refusal:
-        raise _InvalidOutputError(f"the model refused ({reply.refusal})")
-    if reply.finish_reason == "length":
-        raise _InvalidOutputError("the reply was cut off (finish_reason=length); keep it short")
-    text = _strip_code_fence(reply.content or "")
-    if not text:
-        raise _InvalidOutputError("the reply was empty")
-    try:
-        return _Output.model_validate_json(text)
-    except PydanticValidationError as exc:
-        raise _InvalidOutputError(_describe_validation(exc)) from None
-
-
-def _strip_code_fence(text: str) -> str:
-    # Some local models wrap JSON in a Markdown fence even when asked for JSON only.
-    text = text.strip()
-    if text.startswith("```") and text.endswith("```") and len(text) >= 6:
-        text = text[3:-3].removeprefix("json").strip()
-    return text
-
-
-def _describe_validation(exc: PydanticValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
-        for err in exc.errors(include_url=False)
-    )

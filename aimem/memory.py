@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from . import transfer
+from .batch import JudgeItem
 from .capacity import CapacityPolicy
 from .embeddings import Embedder
 from .exceptions import AimemError, JudgeError, StorageError, ValidationError
@@ -263,24 +264,94 @@ class AsyncMemoryStore:
     async def _judge_all(
         self, contents: Sequence[str], user_context: str | None, *, may_pend: bool = True
     ) -> list[NewMemory]:
-        """Embed all contents in one call, then judge them concurrently (bounded)."""
+        """Embed all contents in one call, then judge them concurrently (bounded).
+
+        With a judge that can batch (``interpret_many``) and ``judge_batch_size > 1``,
+        several contents share one call; otherwise each gets its own.
+        """
         vectors = await self._retriever.embed(contents)
         limit = asyncio.Semaphore(self.settings.judge_concurrency)
 
-        async def one(i: int) -> NewMemory:
-            async with limit:
-                vector = None if vectors is None else vectors[i]
-                return await self._judge(contents[i], user_context, vector, may_pend=may_pend)
+        def vector(i: int) -> Vector | None:
+            return None if vectors is None else vectors[i]
 
-        tasks = [asyncio.ensure_future(one(i)) for i in range(len(contents))]
+        async def one(i: int) -> list[NewMemory]:
+            async with limit:
+                return [await self._judge(contents[i], user_context, vector(i), may_pend=may_pend)]
+
+        async def batch(indexes: range) -> list[NewMemory]:
+            async with limit:
+                return await self._judge_batch(
+                    [contents[i] for i in indexes],
+                    [vector(i) for i in indexes],
+                    user_context,
+                    may_pend=may_pend,
+                )
+
+        size = self.settings.judge_batch_size
+        batching = (
+            size > 1
+            and len(contents) > 1
+            and self.settings.interpretation_enabled
+            and callable(getattr(self.judge, "interpret_many", None))
+        )
+        if batching:
+            work = [
+                batch(range(i, min(i + size, len(contents)))) for i in range(0, len(contents), size)
+            ]
+        else:
+            work = [one(i) for i in range(len(contents))]
+        tasks = [asyncio.ensure_future(w) for w in work]
         try:
-            return list(await asyncio.gather(*tasks))
+            return [item for done in await asyncio.gather(*tasks) for item in done]
         except BaseException:
             # One failure dooms the batch: stop the others' LLM calls instead of paying for them.
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
+
+    async def _judge_batch(
+        self,
+        contents: Sequence[str],
+        vectors: Sequence[Vector | None],
+        user_context: str | None,
+        *,
+        may_pend: bool,
+    ) -> list[NewMemory]:
+        """Judge several contents in one call of a batching judge; failures as ``_judge``."""
+        related = [
+            await self._retriever.related(c, v) for c, v in zip(contents, vectors, strict=True)
+        ]
+        items = [JudgeItem(c, r) for c, r in zip(contents, related, strict=True)]
+        interpret_many = self.judge.interpret_many  # type: ignore[attr-defined]
+        try:
+            results = await interpret_many(items, user_context=user_context)
+        except AimemError:
+            raise
+        except Exception as exc:
+            failure = JudgeError(f"The judge failed: {type(exc).__name__}: {exc}")
+            results = [failure] * len(items)
+        if not isinstance(results, list) or len(results) != len(items):
+            results = [
+                JudgeError("The judge's interpret_many returned the wrong number of results")
+            ] * len(items)
+        made = []
+        for content, vector_, result in zip(contents, vectors, results, strict=True):
+            if isinstance(result, Interpretation):
+                made.append(
+                    self._new_memory(
+                        content, result, judge_source(self.judge), user_context, vector_
+                    )
+                )
+                continue
+            failure = (
+                result if isinstance(result, JudgeError) else JudgeError(f"bad result: {result!r}")
+            )
+            if not self._may_pend(may_pend, failure):
+                raise failure
+            made.append(self._new_memory(content, None, "pending", user_context, vector_))
+        return made
 
     def _report(self, archived: list[Memory]) -> None:
         """Tell the caller what was forgotten: a log line and the on_archive callback."""

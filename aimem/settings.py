@@ -78,7 +78,16 @@ class Settings(BaseModel):
     judge_timeout: float = Field(default=30.0, gt=0, description="Seconds per LLM request.")
     judge_max_attempts: int = Field(default=3, ge=1, description="Requests per save at most.")
     judge_concurrency: int = Field(
-        default=8, ge=1, description="save_many judges this many at once."
+        default=8, ge=1, description="save_many runs this many judge calls at once."
+    )
+    judge_batch_size: int = Field(
+        default=8,
+        ge=1,
+        le=32,
+        description=(
+            "save_many and compress ask a judge that can batch (OpenAIJudge) about this many "
+            "items per call; 1 = one call per item."
+        ),
     )
     related_limit: int = Field(
         default=5, ge=0, le=20, description="Existing memories shown to the judge for novelty."
@@ -153,6 +162,7 @@ _ENV_NAMES = {
     "judge_timeout": "AIMEM_JUDGE_TIMEOUT",
     "judge_max_attempts": "AIMEM_JUDGE_MAX_ATTEMPTS",
     "judge_concurrency": "AIMEM_JUDGE_CONCURRENCY",
+    "judge_batch_size": "AIMEM_JUDGE_BATCH_SIZE",
     "search_priority_weight": "AIMEM_SEARCH_PRIORITY_WEIGHT",
     "search_recency_weight": "AIMEM_SEARCH_RECENCY_WEIGHT",
     "recency_half_life_days": "AIMEM_RECENCY_HALF_LIFE_DAYS",

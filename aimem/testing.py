@@ -164,7 +164,9 @@ class OpenAIStub:
     content is the JSON interpretation of the ``<memory-data>`` block: the four
     components from ``scorer`` (default :func:`marker_scores`, not range-checked, so
     a scorer can provoke re-asks), ``"Interpreted: " + content`` and rationale
-    ``"stub"``. ``GET /v1/models`` lists ``model``; any other path is a JSON 404.
+    ``"stub"``. A batch request (numbered ``<memory-data id="NONCE-N">`` blocks) gets
+    ``{"items": [...]}`` with one such answer per item, each with its ``index``.
+    ``GET /v1/models`` lists ``model``; any other path is a JSON 404.
 
     Each ``POST /v1/embeddings`` is recorded in ``embedding_requests``, then answered
     by the next reply queued with :meth:`enqueue_embedding` if any, else by one unit
@@ -289,18 +291,45 @@ class OpenAIStub:
 
     def _interpretation(self, request: dict[str, Any]) -> StubReply:
         messages = request.get("messages") or []
-        content = _judged_content(messages)
-        payload = {
-            "interpreted_content": "Interpreted: " + content,
-            **self.scorer(content),
-            "rationale": "stub",
-        }
+        batch = _batch_contents(messages)
+        if batch is not None:  # a batch request: one answer per numbered item
+            payload: dict[str, Any] = {
+                "items": [
+                    {"index": n, **self._judgement(content)}
+                    for n, content in enumerate(batch, start=1)
+                ]
+            }
+        else:
+            payload = self._judgement(_judged_content(messages))
         text = json.dumps(payload, ensure_ascii=False)
         prompt = "".join(_text(m.get("content")) for m in messages if isinstance(m, dict))
         body = chat_completion(
             text, model=self.model, prompt_tokens=len(prompt) // 4, completion_tokens=len(text) // 4
         )
         return StubReply(body=body)
+
+    def _judgement(self, content: str) -> dict[str, Any]:
+        return {
+            "interpreted_content": "Interpreted: " + content,
+            **self.scorer(content),
+            "rationale": "stub",
+        }
+
+
+def _batch_contents(messages: Sequence[Any]) -> list[str] | None:
+    """The numbered items of a batch prompt (``<memory-data id="NONCE-N">``), else None."""
+    for message in messages:
+        if not (isinstance(message, dict) and message.get("role") == "user"):
+            continue
+        text = _text(message.get("content"))
+        first = re.search(r'<memory-data id="([0-9a-f]{16,})-1">', text)
+        if first is None:
+            continue
+        nonce, items = first.group(1), list[str]()
+        while (block := extract_data_block(text, nonce=f"{nonce}-{len(items) + 1}")) is not None:
+            items.append(block)
+        return items
+    return None
 
 
 def _text(content: object) -> str:

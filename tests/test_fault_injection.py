@@ -628,6 +628,9 @@ def new_store(
         on_judge_error=policy,
         max_memories=max_memories,
         min_priority_score=0.0,
+        # One call per item, so each fault reaches exactly the item it targets; batch
+        # calls have their own failure tests in test_batch_judge.py.
+        judge_batch_size=1,
     )
 
 

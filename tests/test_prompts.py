@@ -14,6 +14,7 @@ import pytest
 
 import aimem.judge as judge_module
 from aimem.exceptions import ValidationError
+from aimem.judge_output import RESPONSE_FORMAT
 from aimem.prompts import (
     extract_data_block,
     load_prompt,
@@ -169,7 +170,7 @@ def test_rubric_is_static_and_first_data_is_last() -> None:
 
 def test_rendered_request_is_well_under_a_thousand_tokens() -> None:
     messages = judge_module.build_messages(load_prompt(), "I'm allergic to penicillin.")
-    request = json.dumps({"messages": messages, "response_format": judge_module._RESPONSE_FORMAT})
+    request = json.dumps({"messages": messages, "response_format": RESPONSE_FORMAT})
     # ~4 characters per token for English; 3.5 leaves a margin.
     assert len(request) / 3.5 < 1000
 

@@ -67,9 +67,15 @@ def test_duplicate_in_another_namespace_is_a_new_memory(
     assert stub.chat_calls == 2
 
 
-def test_save_many_one_call_each(store: aimem.MemoryStore, stub: Any) -> None:
+def test_save_many_one_call_each(make_store: Callable[..., aimem.MemoryStore], stub: Any) -> None:
+    store = make_store(judge_batch_size=1)
     store.save_many(["first of many", "second of many", "third of many"])
     assert stub.chat_calls == 3
+
+
+def test_save_many_batches_at_most_one_call_per_item(store: aimem.MemoryStore, stub: Any) -> None:
+    store.save_many(["first of many", "second of many", "third of many"])
+    assert stub.chat_calls == 1  # judge_batch_size 8 by default: one call for all three
 
 
 def test_update_reinterprets_with_one_call(

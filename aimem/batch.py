@@ -1,0 +1,152 @@
+"""Several interpretations in one chat call: the batch prompt and the batch answer.
+
+The static rubric is sent once per batch instead of once per item, which is most of a
+single call's prompt. Each item keeps its own related memories and its own data block
+(ids ``<nonce>-<n>``), and the answer is validated item by item with the same
+``JudgeOutput`` rules as a single call. Items the answer gets wrong (missing,
+duplicated, invalid) are reported back so the judge can ask for them one at a time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.shared_params import ResponseFormatJSONSchema
+from pydantic import ValidationError as PydanticValidationError
+
+from .judge_output import (
+    InvalidOutputError,
+    JudgeOutput,
+    Reply,
+    describe_validation,
+    strip_code_fence,
+)
+from .models import Memory
+from .prompts import PromptTemplate, new_nonce
+
+__all__ = ["BATCH_RESPONSE_FORMAT", "JudgeItem", "build_batch_messages", "parse_batch"]
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """One content to judge in a batch, with the related memories shown for its novelty."""
+
+    content: str
+    related: Sequence[Memory] = ()
+
+
+def _batch_response_format() -> ResponseFormatJSONSchema:
+    item = JudgeOutput.model_json_schema()
+    properties = {
+        "index": {"type": "integer"},
+        **{
+            k: {p: v for p, v in prop.items() if p != "title"}
+            for k, prop in item["properties"].items()
+        },
+    }
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "memory_interpretations",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "items": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": properties,
+                            "required": ["index", *item["required"]],
+                            "additionalProperties": False,
+                        },
+                    }
+                },
+                "required": ["items"],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+BATCH_RESPONSE_FORMAT = _batch_response_format()
+
+
+def build_batch_messages(
+    template: PromptTemplate,
+    items: Sequence[JudgeItem],
+    *,
+    user_context: str | None,
+    related_notes: Sequence[Sequence[str]],
+) -> list[ChatCompletionMessageParam]:
+    """Render the batch prompt: rubric once, then items numbered from 1, each in its own blocks.
+
+    ``related_notes[i]`` are item i's related-memory lines, already one JSON string each.
+    """
+    context = user_context or "(none)"
+    every_text = [
+        context,
+        *(i.content for i in items),
+        *(n for notes in related_notes for n in notes),
+    ]
+    nonce = new_nonce(*every_text)
+    blocks = []
+    for number, (item, notes) in enumerate(zip(items, related_notes, strict=True), start=1):
+        tag = f"{nonce}-{number}"
+        blocks.append(
+            f"Item {number}\n"
+            f"Related memories already stored:\n"
+            f'<related-memories id="{tag}">\n{chr(10).join(notes) or "(none)"}\n'
+            f'</related-memories id="{tag}">\n'
+            f'<memory-data id="{tag}">\n{item.content}\n</memory-data id="{tag}">'
+        )
+    prompt = template.render(nonce=nonce, user_context=context, items="\n\n".join(blocks))
+    return [
+        {"role": "system", "content": prompt.system},
+        {"role": "user", "content": prompt.user},
+    ]
+
+
+def parse_batch(reply: Reply, count: int) -> tuple[dict[int, JudgeOutput], list[str]]:
+    """Validate a batch answer item by item.
+
+    Returns ``({item number: output}, problems)``: numbers absent from the dict (missing,
+    duplicated, out of range or invalid) must be judged again one at a time.
+
+    Raises:
+        InvalidOutputError: the reply as a whole is unusable (refused, cut off, not JSON).
+    """
+    if reply.refusal:
+        raise InvalidOutputError(f"the model refused ({reply.refusal})")
+    if reply.finish_reason == "length":
+        raise InvalidOutputError("the reply was cut off (finish_reason=length)")
+    try:
+        data = json.loads(strip_code_fence(reply.content or ""))
+    except ValueError:
+        raise InvalidOutputError("the reply was not JSON") from None
+    answers = data.get("items") if isinstance(data, dict) else None
+    if not isinstance(answers, list):
+        raise InvalidOutputError("the reply has no 'items' list")
+    outputs: dict[int, JudgeOutput] = {}
+    problems: list[str] = []
+    seen: dict[int, int] = {}
+    for answer in answers:
+        number = answer.get("index") if isinstance(answer, dict) else None
+        if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= count:
+            problems.append(f"an answer has no valid index (got {number!r})")
+            continue
+        seen[number] = seen.get(number, 0) + 1
+        fields = {k: v for k, v in answer.items() if k != "index"}
+        try:
+            outputs[number] = JudgeOutput.model_validate_json(json.dumps(fields))
+        except PydanticValidationError as exc:
+            problems.append(f"item {number}: {describe_validation(exc)}")
+    for number, times in seen.items():
+        if times > 1:
+            outputs.pop(number, None)
+            problems.append(f"item {number} was answered {times} times")
+    problems += [f"item {n} was not answered" for n in range(1, count + 1) if n not in seen]
+    return outputs, problems

@@ -1,0 +1,192 @@
+"""What the model must return, and how one reply is read and validated.
+
+``JudgeOutput`` is both the structured-output schema sent with every request and the
+validator of what comes back; ``parse_output`` turns a reply into one or raises
+``InvalidOutputError`` with a reason the model can act on in a corrective re-ask.
+Shared by the single and the batch judging paths.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.shared_params import ResponseFormatJSONSchema
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from .openai_transport import UnreadableResponseError
+from .scoring import COMPONENT_MAX, COMPONENTS
+
+__all__ = [
+    "MAX_INTERPRETATION_CHARS",
+    "MAX_RATIONALE_CHARS",
+    "RESPONSE_FORMAT",
+    "InvalidOutputError",
+    "JudgeOutput",
+    "Reply",
+    "corrective_messages",
+    "describe_validation",
+    "parse_output",
+    "read_reply",
+    "strip_code_fence",
+]
+
+#: A model answer longer than these is re-asked: restating even the longest allowed content
+#: fits, a runaway reply (which would bloat the row and every later prompt) does not.
+MAX_INTERPRETATION_CHARS = 20_000
+MAX_RATIONALE_CHARS = 4000
+
+
+class JudgeOutput(BaseModel):
+    """What the model must return; its schema is sent as the structured-output format.
+
+    Ranges are checked by validators rather than schema bounds: some OpenAI-compatible
+    grammar engines reject or ignore numeric bounds, and a bad value must be re-asked,
+    never clamped. Strict mode refuses numbers sent as strings.
+    """
+
+    model_config = ConfigDict(strict=True)
+
+    interpreted_content: str = Field(description="One sentence: what to remember about the user.")
+    emotional_impact: float = Field(description="0.0 to 0.25")
+    user_relevance: float = Field(description="0.0 to 0.25")
+    novelty: float = Field(description="0.0 to 0.25")
+    utility: float = Field(description="0.0 to 0.25")
+    rationale: str = Field(description="One short sentence explaining the scores.")
+
+    @field_validator("interpreted_content")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        if len(value) > MAX_INTERPRETATION_CHARS:
+            raise ValueError(
+                f"is {len(value)} characters: write one sentence, at most "
+                f"{MAX_INTERPRETATION_CHARS}"
+            )
+        return value.strip()
+
+    @field_validator("rationale")
+    @classmethod
+    def _short(cls, value: str) -> str:
+        if len(value) > MAX_RATIONALE_CHARS:
+            raise ValueError(f"is {len(value)} characters: at most {MAX_RATIONALE_CHARS}")
+        return value
+
+    @field_validator(*COMPONENTS)
+    @classmethod
+    def _in_range(cls, value: float) -> float:
+        if not (math.isfinite(value) and 0.0 <= value <= COMPONENT_MAX):
+            raise ValueError(f"must be a number from 0.0 to {COMPONENT_MAX}, got {value!r}")
+        return value
+
+
+def _response_format() -> ResponseFormatJSONSchema:
+    schema = JudgeOutput.model_json_schema()
+    # Titles and the class docstring would only cost prompt tokens.
+    properties = {
+        name: {k: v for k, v in prop.items() if k != "title"}
+        for name, prop in schema["properties"].items()
+    }
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "memory_interpretation",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": properties,
+                "required": schema["required"],
+                "additionalProperties": False,  # strict mode requires a closed object
+            },
+        },
+    }
+
+
+RESPONSE_FORMAT = _response_format()
+
+
+class InvalidOutputError(Exception):
+    """The reply arrived but is not a valid interpretation; worth one corrective re-ask."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The parts of one chat completion the judge uses."""
+
+    content: str | None
+    refusal: str | None
+    finish_reason: str | None
+    model: str | None
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def corrective_messages(reply: Reply, problem: str) -> list[ChatCompletionMessageParam]:
+    """The model's bad reply and what was wrong with it, for the one re-ask."""
+    return [
+        {"role": "assistant", "content": reply.content or reply.refusal or ""},
+        {
+            "role": "user",
+            "content": f"Your reply was invalid: {problem}. Reply again with only the JSON "
+            f"object; each component is a number from 0.0 to {COMPONENT_MAX}.",
+        },
+    ]
+
+
+def read_reply(completion: object) -> Reply:
+    """Pull what we need out of a completion; anything not shaped like one is unreadable."""
+    try:
+        choice = completion.choices[0]  # type: ignore[attr-defined]
+        message = choice.message
+        content, refusal = message.content, getattr(message, "refusal", None)
+        finish_reason = choice.finish_reason
+    except (AttributeError, IndexError, TypeError) as exc:
+        raise UnreadableResponseError("not a chat completion") from exc
+    usage = getattr(completion, "usage", None)
+    model = getattr(completion, "model", None)
+    return Reply(
+        content=content if isinstance(content, str) else None,
+        refusal=refusal if isinstance(refusal, str) else None,
+        finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+        model=model if isinstance(model, str) and model else None,
+        prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
+        completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
+    )
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def parse_output(reply: Reply) -> JudgeOutput:
+    """Validate a reply; raise ``InvalidOutputError`` with a reason the model can act on."""
+    if reply.refusal:
+        raise InvalidOutputError(f"the model refused ({reply.refusal})")
+    if reply.finish_reason == "length":
+        raise InvalidOutputError("the reply was cut off (finish_reason=length); keep it short")
+    text = strip_code_fence(reply.content or "")
+    if not text:
+        raise InvalidOutputError("the reply was empty")
+    try:
+        return JudgeOutput.model_validate_json(text)
+    except PydanticValidationError as exc:
+        raise InvalidOutputError(describe_validation(exc)) from None
+
+
+def strip_code_fence(text: str) -> str:
+    """Unwrap JSON from a Markdown fence, which some local models add even when told not to."""
+    text = text.strip()
+    if text.startswith("```") and text.endswith("```") and len(text) >= 6:
+        text = text[3:-3].removeprefix("json").strip()
+    return text
+
+
+def describe_validation(exc: PydanticValidationError) -> str:
+    """A validation error as one line the model can act on (no URLs, no input echoes)."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
+        for err in exc.errors(include_url=False)
+    )

@@ -1,0 +1,485 @@
+"""LLM calls, tokens, library overhead, search latency, peak RSS and file size per stored size.
+
+For each size N (``--sizes``), in a fresh subprocess (so peak RSS is that size's):
+
+1. Fill a fresh SQLite file to N memories through the public API: ``save_many`` in
+   batches of ``--fill-batch`` with an instant in-process judge
+   (``aimem.testing.FixedJudge``, priorities 0.3-1.0) and ``related_limit=0`` (no
+   related lookup while filling), embedder ``HashEmbedder(dim=384)``. Not measured.
+2. Reopen it as a user would: ``OpenAIJudge`` against ``harness.CountingStub`` (an
+   OpenAI-compatible server on 127.0.0.1, latency 0), the same 384-dim embedder, default
+   settings except ``max_memories`` (= N by default: everything active, the worst case
+   for search and related lookups; ``--cap100`` adds a run with 100 at the largest size).
+   A few warm-up saves (the vector index is built on the first) are not counted.
+3. Measure (a) ``--saves`` single ``save`` calls (sync API): LLM calls, prompt /
+   response-schema / completion tokens and overhead per save; (b) ``--dups`` exact
+   duplicates of active memories: LLM calls (must be 0) and overhead; (c) ``save_many``
+   batches of 8 with ``judge_batch_size`` 1 and 8 (``"batch": "unsupported"`` when the
+   installed aimem has no such setting); (d) ``--queries`` searches per mode (keyword,
+   hybrid), limit 10; (e) peak RSS of the process; (f) the file size after a WAL
+   checkpoint, per stored memory (archived rows included).
+
+Overhead = wall time minus the stub's own time on each request (read, latency, reply;
+timed in its server threads) minus the in-process embedder's time: what aimem, the
+openai SDK and httpx cost. ``sdk_floor_ms_p50`` is the same figure for a bare SDK
+``chat.completions.create`` to the same stub, for scale. Tokens: see ``"tokens"``
+(tiktoken when it loads offline, else characters / 4, as the stub's own ``usage``).
+
+Prints one JSON line per size, then a summary line with the issue's checks:
+
+    python bench/perf.py --sizes 1000,10000,100000
+    python bench/perf.py --one-size 100000 --max-memories 100   # one size, in-process
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import (
+    CountingStub,
+    StubCounts,
+    emit,
+    peak_rss_mb,
+    percentile,
+    query_source,
+    text_source,
+)
+
+import aimem
+from aimem.testing import FixedJudge, HashEmbedder
+
+DIM = 384
+WARMUP_SAVES = 5
+WARMUP_SEARCHES = 5
+BATCH = 8
+
+
+class TimedEmbedder:
+    """``HashEmbedder`` that adds up the seconds spent embedding (not library overhead)."""
+
+    def __init__(self, inner: HashEmbedder) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+        self.calls = 0
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        began = time.perf_counter()
+        try:
+            return await self.inner.embed(texts)
+        finally:
+            self.inner.calls.clear()  # it records every call: keep RSS honest
+            self.calls += 1
+            self.seconds += time.perf_counter() - began
+
+
+@dataclass
+class Sample:
+    wall_s: float
+    stub: StubCounts
+    embed_s: float
+    embed_calls: int
+
+    @property
+    def overhead_ms(self) -> float:
+        return (self.wall_s - self.stub.server_s - self.embed_s) * 1000
+
+
+class Meter:
+    """Times calls and takes the stub's and the embedder's share out of them."""
+
+    def __init__(self, stub: CountingStub, embedder: TimedEmbedder) -> None:
+        self.stub = stub
+        self.embedder = embedder
+
+    def __call__(self, call: Callable[[], Any]) -> Sample:
+        counts, embed_s, embed_calls = (
+            self.stub.counts(),
+            self.embedder.seconds,
+            self.embedder.calls,
+        )
+        began = time.perf_counter()
+        call()
+        wall = time.perf_counter() - began
+        return Sample(
+            wall,
+            self.stub.counts() - counts,
+            self.embedder.seconds - embed_s,
+            self.embedder.calls - embed_calls,
+        )
+
+
+def saving(store: aimem.MemoryStore, content: str) -> Callable[[], Any]:
+    return lambda: store.save(content)
+
+
+def per_item(samples: Sequence[Sample], items: int = 1) -> dict[str, Any]:
+    """LLM calls, tokens and overhead per saved item over ``samples`` of ``items`` each."""
+    n = len(samples) * items
+    overhead = [s.overhead_ms / items for s in samples]
+    return {
+        "n": n,
+        "llm_calls_per_save": round(sum(s.stub.chat for s in samples) / n, 3),
+        "llm_calls_max_per_call": max(s.stub.chat for s in samples),
+        "embed_calls_per_save": round(sum(s.embed_calls for s in samples) / n, 3),
+        "stub_embedding_requests": sum(s.stub.embeddings for s in samples),
+        "prompt_tokens_per_save": round(sum(s.stub.prompt_tokens for s in samples) / n, 1),
+        "schema_tokens_per_save": round(sum(s.stub.schema_tokens for s in samples) / n, 1),
+        "completion_tokens_per_save": round(sum(s.stub.completion_tokens for s in samples) / n, 1),
+        "overhead_ms_p50": percentile(overhead, 0.5),
+        "overhead_ms_p95": percentile(overhead, 0.95),
+        "wall_ms_p50": percentile([s.wall_s * 1000 / items for s in samples], 0.5),
+    }
+
+
+def sdk_floor(stub: CountingStub, calls: int = 40) -> float | None:
+    """Overhead of a bare openai SDK chat call to the stub (p50 ms), for scale."""
+    import openai
+
+    async def run() -> list[float]:
+        client = openai.AsyncOpenAI(base_url=stub.base_url, api_key="sk-bench", max_retries=0)
+        messages = [
+            {"role": "system", "content": "Judge one item. " * 100},
+            {"role": "user", "content": '<memory-data id="0123456789abcdef">tea</memory-data>'},
+        ]
+        out = []
+        try:
+            for _ in range(calls):
+                counts, began = stub.counts(), time.perf_counter()
+                await client.chat.completions.create(
+                    model="bench",
+                    messages=messages,  # type: ignore[arg-type]
+                    response_format={"type": "json_object"},
+                )
+                wall = time.perf_counter() - began
+                out.append((wall - (stub.counts() - counts).server_s) * 1000)
+        finally:
+            await client.close()
+        return out[5:]
+
+    return percentile(asyncio.run(run()), 0.5)
+
+
+def fill(url: str, size: int, cap: int, text: Callable[[int], str], batch: int) -> float:
+    """Fill to ``size`` memories (instant judge, no related lookups); seconds taken."""
+    rng = random.Random(3)
+    judge = FixedJudge(scorer=lambda _content: round(rng.uniform(0.3, 1.0), 2))
+    embedder = HashEmbedder(dim=DIM)
+    began = time.perf_counter()
+    with aimem.MemoryStore(
+        url, judge=judge, embedder=embedder, max_memories=cap, related_limit=0
+    ) as store:
+        for start in range(0, size, batch):
+            store.save_many([text(i) for i in range(start, min(size, start + batch))])
+            judge.calls.clear()
+            judge.related_seen.clear()
+            embedder.calls.clear()
+    return time.perf_counter() - began
+
+
+def open_store(
+    url: str, stub: CountingStub, embedder: TimedEmbedder, cap: int, **settings: Any
+) -> aimem.MemoryStore:
+    judge = aimem.OpenAIJudge(base_url=stub.base_url, api_key="sk-bench", model="bench")
+    return aimem.MemoryStore(url, judge=judge, embedder=embedder, max_memories=cap, **settings)
+
+
+def batches(
+    url: str,
+    stub: CountingStub,
+    embedder: TimedEmbedder,
+    cap: int,
+    texts: Callable[[int], str],
+    first: int,
+    count: int,
+    batch_size: int,
+) -> dict[str, Any]:
+    """``count`` save_many calls of 8 new texts with ``judge_batch_size=batch_size``."""
+    try:
+        store = open_store(url, stub, embedder, cap, judge_batch_size=batch_size)
+    except aimem.ValidationError as exc:
+        return {"batch": "unsupported", "reason": str(exc)[:200]}
+    meter = Meter(stub, embedder)
+    samples = []
+    try:
+        with store:
+            for b in range(count):
+                contents = [texts(first + b * BATCH + i) for i in range(BATCH)]
+                samples.append(meter(lambda contents=contents: store.save_many(contents)))
+    except Exception as exc:
+        return {"batch": "error", "error": f"{type(exc).__name__}: {exc}"[:300]}
+    return {"judge_batch_size": batch_size, "items_per_call": BATCH, **per_item(samples, BATCH)}
+
+
+def searches(
+    store: aimem.MemoryStore, meter: Meter, queries: Sequence[str], mode: str
+) -> dict[str, Any]:
+    def one(query: str) -> Callable[[], Any]:
+        return lambda: store.search(query, limit=10, mode=mode)  # type: ignore[arg-type]
+
+    for query in queries[:WARMUP_SEARCHES]:
+        one(query)()
+    timings = [meter(one(q)).overhead_ms for q in queries]
+    return {
+        "search_ms_p50": percentile(timings, 0.5),
+        "search_ms_p95": percentile(timings, 0.95),
+    }
+
+
+def db_size(path: Path) -> int:
+    """Bytes of the file after folding the WAL back in."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    wal = Path(f"{path}-wal")
+    return path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
+
+def run_one(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    size: int = args.one_size
+    cap: int = args.max_memories or size
+    source, text = text_source(path=args.texts)
+    _, queries = query_source(args.queries + WARMUP_SEARCHES)
+    db = workdir / f"perf-{size}-{cap}.db"
+    url = f"sqlite:///{db}"
+    record: dict[str, Any] = {"bench": "perf", "size": size, "max_memories": cap, "texts": source}
+    fill_s = fill(url, size, cap, text, args.fill_batch)
+    record["fill_seconds"] = round(fill_s, 1)
+    record["rss_mb_after_fill"] = peak_rss_mb()
+    with CountingStub(latency=0.0, embedding_dim=DIM) as stub:
+        record["tokens"] = stub.tokens
+        embedder = TimedEmbedder(HashEmbedder(dim=DIM))
+        meter = Meter(stub, embedder)
+        nxt = size
+        measured_began = time.perf_counter()
+        with open_store(url, stub, embedder, cap) as store:
+            for i in range(WARMUP_SAVES):
+                store.save(text(nxt + i))
+            nxt += WARMUP_SAVES
+            singles = [meter(saving(store, text(nxt + i))) for i in range(args.saves)]
+            nxt += args.saves
+            record["single"] = per_item(singles)
+            active = [m.content for m in store.list(limit=args.dups)]
+            dups = [meter(saving(store, c)) for c in active]
+            record["duplicate"] = per_item(dups)
+            record["search"] = {
+                mode: searches(store, meter, queries, mode) for mode in ("keyword", "hybrid")
+            }
+        for batch_size in (1, BATCH):
+            record[f"save_many_8_bs{batch_size}"] = batches(
+                url, stub, embedder, cap, text, nxt, args.batches, batch_size
+            )
+            nxt += args.batches * BATCH
+        record["measure_seconds"] = round(time.perf_counter() - measured_began, 1)
+        record["sdk_floor_ms_p50"] = sdk_floor(stub)
+        with aimem.MemoryStore(url, judge=FixedJudge(), max_memories=cap) as store:
+            stats = store.stats()
+    size_bytes = db_size(db)
+    record.update(
+        {
+            "active_after": stats.count,
+            "archived_after": stats.archived,
+            "memories_stored": stats.total,
+            "db_bytes": size_bytes,
+            "db_bytes_per_memory": round(size_bytes / max(stats.total, 1)),
+            "peak_rss_mb": peak_rss_mb(),
+            "embedder": f"HashEmbedder(dim={DIM}) in-process; its time is not counted",
+            "judge": "OpenAIJudge -> CountingStub 127.0.0.1, latency 0",
+            "fill": f"save_many x{args.fill_batch}, FixedJudge, related_limit=0",
+            "warmup": {"saves": WARMUP_SAVES, "searches_per_mode": WARMUP_SEARCHES},
+        }
+    )
+    return record
+
+
+def child(args: argparse.Namespace, size: int, cap: int | None, workdir: Path) -> list[str]:
+    command = [
+        sys.executable,
+        __file__,
+        "--one-size",
+        str(size),
+        "--workdir",
+        str(workdir),
+        "--saves",
+        str(args.saves),
+        "--dups",
+        str(args.dups),
+        "--batches",
+        str(args.batches),
+        "--queries",
+        str(args.queries),
+        "--fill-batch",
+        str(args.fill_batch),
+    ]
+    if cap is not None:
+        command += ["--max-memories", str(cap)]
+    if args.texts is not None:
+        command += ["--texts", str(args.texts)]
+    return command
+
+
+def get(record: dict[str, Any], *path: str) -> Any:
+    for key in path:
+        if not isinstance(record, dict):
+            return None
+        record = record.get(key)  # type: ignore[assignment]
+    return record
+
+
+def summary(results: list[dict[str, Any]], wanted: Sequence[int]) -> dict[str, Any]:
+    """The issue's must-show figures as booleans (None when not measured)."""
+    full = {r["size"]: r for r in results if r.get("max_memories") == r.get("size")}
+    done = [s for s in wanted if s in full]
+    largest = max(done) if done else None
+    small = min(done) if done else None
+
+    def all_of(values: list[Any], test: Callable[[Any], bool]) -> bool | None:
+        values = [v for v in values if v is not None]
+        return all(test(v) for v in values) if values else None
+
+    def batch_ok(key: str, limit: float) -> bool | str | None:
+        entries = [r.get(f"save_many_8_bs{BATCH}", {}) for r in results]
+        if any(e.get("batch") == "unsupported" for e in entries):
+            return "unsupported"
+        return all_of([e.get(key) for e in entries], lambda v: v <= limit)
+
+    p50 = {s: get(full[s], "single", "overhead_ms_p50") for s in done}
+    ratio = (
+        round(p50[largest] / p50[small], 2)
+        if largest and small and largest != small and p50[small]
+        else None
+    )
+    checks = {
+        "llm_calls_per_save_le_1": all_of(
+            [get(r, "single", "llm_calls_max_per_call") for r in results], lambda v: v <= 1
+        ),
+        "duplicate_llm_calls_0": all_of(
+            [get(r, "duplicate", "llm_calls_per_save") for r in results], lambda v: v == 0
+        ),
+        "batch8_llm_calls_per_save_le_0_2": batch_ok("llm_calls_per_save", 0.2),
+        "prompt_tokens_per_save_le_1000": all_of(
+            [get(r, "single", "prompt_tokens_per_save") for r in results], lambda v: v <= 1000
+        ),
+        "batch8_prompt_tokens_per_save_le_500": batch_ok("prompt_tokens_per_save", 500),
+        f"overhead_p50_{largest}_le_3ms": (p50.get(largest) or 99) <= 3.0 if largest else None,
+        f"overhead_p50_ratio_{largest}_vs_{small}": ratio,
+        "overhead_ratio_le_1_5": ratio <= 1.5 if ratio is not None else None,
+        f"peak_rss_{largest}_le_500mb": (
+            get(full[largest], "peak_rss_mb") <= 500 if largest else None
+        ),
+    }
+    return {
+        "bench": "perf",
+        "summary": True,
+        "sizes_done": done,
+        "largest_size_reached": largest,
+        "overhead_ms_p50_by_size": p50,
+        "checks": checks,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated")
+    parser.add_argument("--saves", type=int, default=300, help="single saves measured")
+    parser.add_argument("--dups", type=int, default=100, help="exact-duplicate saves measured")
+    parser.add_argument("--batches", type=int, default=25, help="save_many calls of 8 each")
+    parser.add_argument("--queries", type=int, default=200, help="searches per mode")
+    parser.add_argument("--fill-batch", type=int, default=2000, help="save_many batch to fill")
+    parser.add_argument("--texts", type=Path, default=None, help="JSONL with a text field")
+    parser.add_argument(
+        "--no-cap100", action="store_true", help="skip the max_memories=100 run at the largest"
+    )
+    parser.add_argument(
+        "--budget", type=float, default=540.0, help="seconds for all sizes together"
+    )
+    parser.add_argument("--one-size", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--max-memories", type=int, help="with --one-size (default: the size)")
+    parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.one_size is not None:
+        if args.workdir is not None:
+            emit(run_one(args, args.workdir))
+        else:
+            with tempfile.TemporaryDirectory(prefix="aimem-perf-") as tmp:
+                emit(run_one(args, Path(tmp)))
+        return 0
+
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    runs: list[tuple[int, int | None]] = [(s, None) for s in sizes]
+    if not args.no_cap100 and sizes and max(sizes) > 100:
+        runs.append((max(sizes), 100))
+    deadline = time.monotonic() + args.budget
+    results: list[dict[str, Any]] = []
+    failed = False
+    for size, cap in runs:
+        left = deadline - time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="aimem-perf-") as tmp:
+            try:
+                done = subprocess.run(
+                    child(args, size, cap, Path(tmp)),
+                    capture_output=True,
+                    text=True,
+                    timeout=max(left, 1.0),
+                )
+            except subprocess.TimeoutExpired:
+                emit(
+                    {
+                        "bench": "perf",
+                        "size": size,
+                        "max_memories": cap or size,
+                        "status": "timeout",
+                        "reason": f"past the --budget of {args.budget:.0f} s for all sizes",
+                    }
+                )
+                failed = True
+                break
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if done.returncode != 0 or not lines:
+            emit(
+                {
+                    "bench": "perf",
+                    "size": size,
+                    "max_memories": cap or size,
+                    "status": "failed",
+                    "returncode": done.returncode,
+                    "stderr": done.stderr[-1500:],
+                }
+            )
+            failed = True
+            continue
+        record = json.loads(lines[-1])
+        results.append(record)
+        emit(record)
+    emit(summary(results, sizes))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
