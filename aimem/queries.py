@@ -517,7 +517,11 @@ def keyword_matches(
     index = "memories_fts" if filters.include_archived else "memories_active_fts"
     terms = query_terms(query)
     if related:
-        terms = affordable_terms(conn, index, terms, RELATED_POSTINGS, _RELATED_TERMS)
+        # Novelty needs a few close memories, not every match: when each word of the
+        # content is common, the lookup finds nothing rather than ranking half the store.
+        terms = affordable_terms(
+            conn, index, terms, RELATED_POSTINGS, _RELATED_TERMS, keep_rarest=False
+        )
     else:
         terms = affordable_terms(conn, index, terms, SEARCH_POSTINGS, len(terms))
     match = match_any(terms)
@@ -548,20 +552,28 @@ def keyword_matches(
 
 #: Postings (term occurrences in memories) one search may rank, and a related lookup.
 SEARCH_POSTINGS = 10_000
-RELATED_POSTINGS = 1_000
-_RELATED_TERMS = 8
+RELATED_POSTINGS = 300
+_RELATED_TERMS = 6
 
 
 def affordable_terms(
-    conn: Connection, index: str, terms: Sequence[str], budget: int, max_terms: int
+    conn: Connection,
+    index: str,
+    terms: Sequence[str],
+    budget: int,
+    max_terms: int,
+    *,
+    keep_rarest: bool = True,
 ) -> list[str]:
     """The rarest of ``terms`` whose memories add up to at most ``budget``.
 
     SQLite ranks every memory that matches any term, so a common word makes a query
     slow while adding almost nothing: BM25 weighs a term by its rarity. Terms are taken
-    rarest first (absent ones skipped) while their document counts fit the budget; the
-    rarest is always kept. In a small store every term fits and nothing changes.
-    Counting stops at the budget, so one statement prices all terms cheaply.
+    rarest first (absent ones skipped) while their document counts fit the budget. When
+    none fits, ``keep_rarest`` keeps one anyway (a search must answer something);
+    otherwise nothing is kept. In a small store every term fits and nothing changes.
+    Counting stops just past the budget, so one statement prices all terms cheaply; past
+    it, counts tie, which is why an over-budget term is never chosen by "rarity".
     """
     if not terms:
         return []
@@ -574,7 +586,8 @@ def affordable_terms(
     chosen: list[str] = []
     spent = 0
     for df, i in sorted((df, i) for i, df in enumerate(counts) if df):
-        if chosen and (spent + df > budget or len(chosen) == max_terms):
+        over = spent + df > budget
+        if len(chosen) == max_terms or (over and (chosen or not keep_rarest)):
             break
         chosen.append(terms[i])
         spent += df

@@ -8,9 +8,11 @@ For each size N (``--sizes``), in a fresh subprocess (so peak RSS is that size's
    related lookup while filling), embedder ``HashEmbedder(dim=384)``. Not measured.
 2. Reopen it as a user would: ``OpenAIJudge`` against ``harness.CountingStub`` (an
    OpenAI-compatible server on 127.0.0.1, latency 0), the same 384-dim embedder, default
-   settings except ``max_memories`` (= N by default: everything active, the worst case
-   for search and related lookups; ``--cap100`` adds a run with 100 at the largest size).
-   A few warm-up saves (the vector index is built on the first) are not counted.
+   settings except ``max_memories`` (= N: everything active, the worst case for search
+   and related lookups). A few warm-up saves (the vector index is built on the first)
+   are not counted. Then, unless ``--no-cap100``, the largest size once more with
+   ``max_memories=100``: its all-active file is reused, pruned to 100 by
+   ``store.prune()`` in a separate process (no second fill), and measured afresh.
 3. Measure (a) ``--saves`` single ``save`` calls (sync API): LLM calls, prompt /
    response-schema / completion tokens and overhead per save; (b) ``--dups`` exact
    duplicates of active memories: LLM calls (must be 0) and overhead; (c) ``save_many``
@@ -25,6 +27,11 @@ openai SDK and httpx cost. ``sdk_floor_ms_p50`` is the same figure for a bare SD
 ``chat.completions.create`` to the same stub, for scale. Tokens: see ``"tokens"``
 (tiktoken when it loads offline, else characters / 4, as the stub's own ``usage``).
 
+Each size also reports the p50 of each phase of a save (``single_breakdown_ms_p50``,
+from extra saves with aimem's internals wrapped) and peak RSS after each phase. A size
+that does not finish within ``--budget`` (all sizes together) gets a ``"status":
+"timeout"`` line, and the summary names the largest size reached.
+
 Prints one JSON line per size, then a summary line with the issue's checks:
 
     python bench/perf.py --sizes 1000,10000,100000
@@ -35,7 +42,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
+import os
 import random
 import sqlite3
 import subprocess
@@ -247,6 +256,63 @@ def searches(
     }
 
 
+PHASES = (
+    ("duplicate_check", "_db", "find_active_duplicate"),
+    ("related_lookup", "_retriever", "related"),
+    ("judge_client", "judge", "interpret"),
+    ("insert_and_capacity", "_db", "insert"),
+)
+
+
+def breakdown(store: aimem.MemoryStore, stub: CountingStub, texts: Sequence[str]) -> dict[str, Any]:
+    """p50 ms of each phase of a save, timed by wrapping aimem internals (bench-only).
+
+    Separate saves from the headline ones, so the wrappers cost those nothing. The
+    judge phase excludes the stub's time, so it is the prompt, the SDK and parsing.
+    """
+    inner = getattr(store, "_async", None)
+    spent: dict[str, list[float]] = {name: [] for name, _, _ in PHASES}
+    patched: list[tuple[Any, str]] = []
+
+    def wrap(owner: Any, attr: str, name: str) -> None:
+        original = getattr(owner, attr)
+
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            counts, began = stub.counts(), time.perf_counter()
+            try:
+                return await original(*args, **kwargs)
+            finally:
+                taken = time.perf_counter() - began - (stub.counts() - counts).server_s
+                spent[name].append(taken * 1000)
+
+        def timed_sync(*args: Any, **kwargs: Any) -> Any:
+            began = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent[name].append((time.perf_counter() - began) * 1000)
+
+        chosen = timed if asyncio.iscoroutinefunction(original) else timed_sync
+        setattr(owner, attr, chosen)
+        patched.append((owner, attr))
+
+    try:
+        for _, owner_attr, method in PHASES:
+            owner = getattr(inner, owner_attr)
+            getattr(owner, method)  # all present, or none patched
+        for name, owner_attr, method in PHASES:
+            wrap(getattr(inner, owner_attr), method, name)
+    except AttributeError as exc:
+        return {"status": "unavailable", "reason": f"aimem internals moved: {exc}"[:200]}
+    try:
+        for content in texts:
+            store.save(content)
+    finally:
+        for owner, attr in patched:
+            delattr(owner, attr)  # back to the class's method
+    return {name: percentile(values, 0.5) for name, values in spent.items()} | {"saves": len(texts)}
+
+
 def db_size(path: Path) -> int:
     """Bytes of the file after folding the WAL back in."""
     conn = sqlite3.connect(path)
@@ -265,34 +331,63 @@ def run_one(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     _, queries = query_source(args.queries + WARMUP_SEARCHES)
     db = workdir / f"perf-{size}-{cap}.db"
     url = f"sqlite:///{db}"
-    record: dict[str, Any] = {"bench": "perf", "size": size, "max_memories": cap, "texts": source}
-    fill_s = fill(url, size, cap, text, args.fill_batch)
-    record["fill_seconds"] = round(fill_s, 1)
-    record["rss_mb_after_fill"] = peak_rss_mb()
+    record: dict[str, Any] = {
+        "bench": "perf",
+        "size": size,
+        "max_memories": cap,
+        "texts": source,
+        "loadavg_1m_at_start": round(os.getloadavg()[0], 2),
+    }
+    first_text = size
+    if args.from_db is not None and args.from_db.is_file():
+        # The all-active file of this size, pruned to the cap by another process.
+        db, url = args.from_db, f"sqlite:///{args.from_db}"
+        record["fill"] = (
+            f"reused the max_memories={size} file of this size (after its measurements), "
+            f"pruned to {cap} by store.prune() in a separate process"
+        )
+        first_text = 10 * size  # counters the reused file has never seen
+    else:
+        fill_s = fill(url, size, cap, text, args.fill_batch)
+        record["fill_seconds"] = round(fill_s, 1)
+        record["fill"] = f"save_many x{args.fill_batch}, FixedJudge, related_limit=0"
+    rss = record["peak_rss_mb_by_phase"] = {"fill": peak_rss_mb()}
     with CountingStub(latency=0.0, embedding_dim=DIM) as stub:
         record["tokens"] = stub.tokens
         embedder = TimedEmbedder(HashEmbedder(dim=DIM))
         meter = Meter(stub, embedder)
-        nxt = size
+        nxt = first_text
         measured_began = time.perf_counter()
         with open_store(url, stub, embedder, cap) as store:
             for i in range(WARMUP_SAVES):
                 store.save(text(nxt + i))
             nxt += WARMUP_SAVES
+            rss["warmup (index built)"] = peak_rss_mb()
             singles = [meter(saving(store, text(nxt + i))) for i in range(args.saves)]
             nxt += args.saves
             record["single"] = per_item(singles)
+            record["single_breakdown_ms_p50"] = breakdown(
+                store, stub, [text(nxt + i) for i in range(args.breakdown_saves)]
+            )
+            nxt += args.breakdown_saves
             active = [m.content for m in store.list(limit=args.dups)]
             dups = [meter(saving(store, c)) for c in active]
             record["duplicate"] = per_item(dups)
+            rss["single saves"] = peak_rss_mb()
             record["search"] = {
                 mode: searches(store, meter, queries, mode) for mode in ("keyword", "hybrid")
             }
+            rss["searches"] = peak_rss_mb()
+        # One store at a time, as a user holds it: let this one's vector index go first.
+        del store
+        gc.collect()
         for batch_size in (1, BATCH):
             record[f"save_many_8_bs{batch_size}"] = batches(
                 url, stub, embedder, cap, text, nxt, args.batches, batch_size
             )
             nxt += args.batches * BATCH
+            gc.collect()
+            rss[f"save_many bs{batch_size} (new store)"] = peak_rss_mb()
         record["measure_seconds"] = round(time.perf_counter() - measured_began, 1)
         record["sdk_floor_ms_p50"] = sdk_floor(stub)
         with aimem.MemoryStore(url, judge=FixedJudge(), max_memories=cap) as store:
@@ -308,11 +403,21 @@ def run_one(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             "peak_rss_mb": peak_rss_mb(),
             "embedder": f"HashEmbedder(dim={DIM}) in-process; its time is not counted",
             "judge": "OpenAIJudge -> CountingStub 127.0.0.1, latency 0",
-            "fill": f"save_many x{args.fill_batch}, FixedJudge, related_limit=0",
             "warmup": {"saves": WARMUP_SAVES, "searches_per_mode": WARMUP_SEARCHES},
         }
     )
     return record
+
+
+def prune_to(db: Path, cap: int) -> dict[str, Any]:
+    """Lower an existing file's cap (``--prune-db``): archive down to ``cap`` active."""
+    began = time.perf_counter()
+    with aimem.MemoryStore(f"sqlite:///{db}", judge=FixedJudge(), max_memories=cap) as store:
+        report = store.prune()
+    return {
+        "archived": len(report.archived),
+        "prune_seconds": round(time.perf_counter() - began, 1),
+    }
 
 
 def child(args: argparse.Namespace, size: int, cap: int | None, workdir: Path) -> list[str]:
@@ -327,6 +432,8 @@ def child(args: argparse.Namespace, size: int, cap: int | None, workdir: Path) -
         str(args.saves),
         "--dups",
         str(args.dups),
+        "--breakdown-saves",
+        str(args.breakdown_saves),
         "--batches",
         str(args.batches),
         "--queries",
@@ -339,6 +446,19 @@ def child(args: argparse.Namespace, size: int, cap: int | None, workdir: Path) -
     if args.texts is not None:
         command += ["--texts", str(args.texts)]
     return command
+
+
+def run_child(command: list[str], deadline: float) -> subprocess.CompletedProcess[str] | None:
+    """Run one child until the overall deadline; None if it ran out of time."""
+    try:
+        return subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=max(deadline - time.monotonic(), 1.0),
+        )
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def get(record: dict[str, Any], *path: str) -> Any:
@@ -408,6 +528,9 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated")
     parser.add_argument("--saves", type=int, default=300, help="single saves measured")
     parser.add_argument("--dups", type=int, default=100, help="exact-duplicate saves measured")
+    parser.add_argument(
+        "--breakdown-saves", type=int, default=100, help="extra saves timed phase by phase"
+    )
     parser.add_argument("--batches", type=int, default=25, help="save_many calls of 8 each")
     parser.add_argument("--queries", type=int, default=200, help="searches per mode")
     parser.add_argument("--fill-batch", type=int, default=2000, help="save_many batch to fill")
@@ -421,8 +544,13 @@ def main() -> int:
     parser.add_argument("--one-size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--max-memories", type=int, help="with --one-size (default: the size)")
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--from-db", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--prune-db", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
+    if args.prune_db is not None:
+        emit(prune_to(args.prune_db, args.max_memories or 100))
+        return 0
     if args.one_size is not None:
         if args.workdir is not None:
             emit(run_one(args, args.workdir))
@@ -438,17 +566,30 @@ def main() -> int:
     deadline = time.monotonic() + args.budget
     results: list[dict[str, Any]] = []
     failed = False
-    for size, cap in runs:
-        left = deadline - time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="aimem-perf-") as tmp:
-            try:
-                done = subprocess.run(
-                    child(args, size, cap, Path(tmp)),
-                    capture_output=True,
-                    text=True,
-                    timeout=max(left, 1.0),
-                )
-            except subprocess.TimeoutExpired:
+    with tempfile.TemporaryDirectory(prefix="aimem-perf-") as tmp:
+        workdir = Path(tmp)
+        for size, cap in runs:
+            command = child(args, size, cap, workdir)
+            extra: dict[str, Any] = {}
+            if cap is not None:
+                full = workdir / f"perf-{size}-{size}.db"
+                if full.is_file():  # reuse the all-active file instead of filling again
+                    done = run_child(
+                        [
+                            sys.executable,
+                            __file__,
+                            "--prune-db",
+                            str(full),
+                            "--max-memories",
+                            str(cap),
+                        ],
+                        deadline,
+                    )
+                    if isinstance(done, subprocess.CompletedProcess) and done.returncode == 0:
+                        extra = json.loads(done.stdout.strip().splitlines()[-1])
+                        command += ["--from-db", str(full)]
+            done = run_child(command, deadline)
+            if not isinstance(done, subprocess.CompletedProcess):
                 emit(
                     {
                         "bench": "perf",
@@ -460,23 +601,29 @@ def main() -> int:
                 )
                 failed = True
                 break
-        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-        if done.returncode != 0 or not lines:
-            emit(
-                {
-                    "bench": "perf",
-                    "size": size,
-                    "max_memories": cap or size,
-                    "status": "failed",
-                    "returncode": done.returncode,
-                    "stderr": done.stderr[-1500:],
-                }
-            )
-            failed = True
-            continue
-        record = json.loads(lines[-1])
-        results.append(record)
-        emit(record)
+            lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+            if done.returncode != 0 or not lines:
+                emit(
+                    {
+                        "bench": "perf",
+                        "size": size,
+                        "max_memories": cap or size,
+                        "status": "failed",
+                        "returncode": done.returncode,
+                        "stderr": done.stderr[-1500:],
+                    }
+                )
+                failed = True
+                continue
+            record = json.loads(lines[-1])
+            if extra:
+                record["prune"] = extra
+            results.append(record)
+            emit(record)
+            keep = f"perf-{max(sizes)}-{max(sizes)}.db"  # reused by the max_memories=100 run
+            for db in workdir.glob("perf-*"):
+                if not db.name.startswith(keep):
+                    db.unlink()
     emit(summary(results, sizes))
     return 1 if failed else 0
 

@@ -238,3 +238,36 @@ def test_keyword_indexes_stay_right_through_archive_restore_and_compaction(
         con.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)")
     finally:
         con.close()
+
+
+def test_term_budget_never_picks_a_common_word_by_rarity(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import aimem.queries as q
+
+    monkeypatch.setattr(q, "RELATED_POSTINGS", 3)
+    monkeypatch.setattr(q, "SEARCH_POSTINGS", 3)
+    with aimem.MemoryStore(db_url, judge=FixedJudge(), min_priority_score=0.0) as store:
+        for i in range(6):
+            store.save(f"common words everywhere, note {i}")
+        store.save("a rare zebra sighting")
+        db = store._async._db  # the store's own connection pool, not a public API
+        with db.engine.connect() as conn:
+            counts_capped = q.affordable_terms(
+                conn,
+                "memories_active_fts",
+                ["common", "words", "everywhere"],
+                3,
+                6,
+                keep_rarest=False,
+            )
+            assert counts_capped == [], "every term is over the budget: none is 'rarest'"
+            assert q.affordable_terms(
+                conn, "memories_active_fts", ["common", "zebra"], 3, 6, keep_rarest=False
+            ) == ["zebra"]
+            related = q.keyword_matches(
+                conn, "default", "common words everywhere", limit=5, related=True
+            )
+            assert related == []
+        # A search still answers, from one over-budget term.
+        assert len(store.search("common words everywhere", mode="keyword")) == 6
