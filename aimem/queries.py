@@ -345,14 +345,16 @@ def insert_memory(conn: Connection, namespace: str, item: NewMemory, digest: str
             **values,
         },
     ).scalar_one()
-    _store_vector(conn, seq, item)
+    if item.vector is not None:  # a new seq has no vector to replace
+        _store_vector(conn, seq, item, replace=False)
     record(conn, namespace, [(memory_id, 1)], "save", now)
     return memory_id
 
 
-def _store_vector(conn: Connection, seq: int, item: NewMemory) -> None:
+def _store_vector(conn: Connection, seq: int, item: NewMemory, *, replace: bool = True) -> None:
     """Replace the memory's vector with the item's (or drop it: it described old content)."""
-    conn.execute(_DELETE_VECTOR, {"seq": seq})
+    if replace:
+        conn.execute(_DELETE_VECTOR, {"seq": seq})
     if item.vector is not None and item.embedding_model is not None:
         dim = len(item.vector) // 4  # float32
         conn.execute(
