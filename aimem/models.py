@@ -7,11 +7,14 @@ table and converts rows into these, so callers never hold a live ORM object.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from .scoring import COMPONENT_MAX, priority_from
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 __all__ = [
     "ExportReport",
@@ -119,6 +122,17 @@ class Memory(BaseModel):
         """True while the memory waits for a judge (no scores yet)."""
         return self.priority_score is None
 
+    # Display (render.py imports this module, so it is imported where used).
+    def _repr_html_(self) -> str:
+        from .render import memory_html
+
+        return memory_html(self)
+
+    def __rich__(self) -> RenderableType:
+        from .render import memory_detail
+
+        return memory_detail(self)
+
 
 class RelatedMemory(Memory):
     """An existing memory shown to a judge, with how close it is to the new content."""
@@ -138,6 +152,16 @@ class SearchHit(BaseModel):
     score: float
     explanation: dict[str, float] | None = None
 
+    def _repr_html_(self) -> str:
+        from .render import hits_html
+
+        return hits_html([self])
+
+    def __rich__(self) -> RenderableType:
+        from .render import search_table
+
+        return search_table([self])
+
 
 class PruneReport(BaseModel):
     """What a capacity run archived (or, with ``dry_run``, would archive), and why."""
@@ -156,6 +180,16 @@ class PruneReport(BaseModel):
         """Map of memory id -> archive reason."""
         return {m.id: m.archive_reason or "" for m in self.archived}
 
+    def _repr_html_(self) -> str:
+        from .render import prune_report_html
+
+        return prune_report_html(self)
+
+    def __rich__(self) -> RenderableType:
+        from .render import prune_report_rich
+
+        return prune_report_rich(self)
+
 
 class SaveReport(BaseModel):
     """What a save or compress wrote, and what the capacity manager archived to make room."""
@@ -166,6 +200,16 @@ class SaveReport(BaseModel):
     archived: list[Memory]
     #: Ids among ``memories`` that already existed (exact duplicates: returned, not saved).
     duplicates: list[str] = []
+
+    def _repr_html_(self) -> str:
+        from .render import save_report_html
+
+        return save_report_html(self)
+
+    def __rich__(self) -> RenderableType:
+        from .render import save_report_rich
+
+        return save_report_rich(self)
 
 
 class ExportReport(BaseModel):
@@ -192,6 +236,16 @@ class ImportReport(BaseModel):
     #: Memories the capacity manager archived after the import (settings of this store).
     archived: list[Memory] = []
 
+    def _repr_html_(self) -> str:
+        from .render import import_report_html
+
+        return import_report_html(self)
+
+    def __rich__(self) -> RenderableType:
+        from .render import import_report_rich
+
+        return import_report_rich(self)
+
 
 class Stats(BaseModel):
     """Counts and totals for one namespace."""
@@ -209,3 +263,13 @@ class Stats(BaseModel):
     completion_tokens: int
     max_memories: int
     min_priority_score: float
+
+    def _repr_html_(self) -> str:
+        from .render import stats_html
+
+        return stats_html(self)
+
+    def __rich__(self) -> RenderableType:
+        from .render import stats_table
+
+        return stats_table(self)

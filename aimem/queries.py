@@ -8,7 +8,7 @@ dozen of them and the unit-of-work bookkeeping would cost more than SQLite itsel
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -55,6 +55,7 @@ __all__ = [
     "bind_key",
     "by_ids",
     "compact_active_index",
+    "count_active_vectors",
     "count_capped",
     "delete_memory",
     "events_since",
@@ -601,8 +602,12 @@ def affordable_terms(
 
 def active_vectors(
     conn: Connection, namespace: str, model: str, ids: Sequence[str] | None = None
-) -> list[tuple[str, bytes]]:
-    """``(memory id, packed vector)`` of active memories embedded by ``model``."""
+) -> Iterator[tuple[str, bytes]]:
+    """``(memory id, packed vector)`` of active memories embedded by ``model``, streamed.
+
+    Streamed rather than listed: a 100k-memory namespace's vectors are 150 MB, and a
+    list would hold a second copy while the index is built.
+    """
     query = (
         select(m.id, VECTORS.c.vector)
         .join_from(MEMORIES, VECTORS, VECTORS.c.seq == m.seq)
@@ -612,7 +617,19 @@ def active_vectors(
         query = query.where(m.namespace == namespace)
     else:
         query = query.where(m.id.in_(list(ids)), _of_namespace(namespace))
-    return [(i, bytes(v)) for i, v in conn.execute(query)]
+    for memory_id, blob in conn.execute(query):
+        yield memory_id, bytes(blob)
+
+
+def count_active_vectors(conn: Connection, namespace: str, model: str) -> int:
+    """How many active memories of a namespace have a vector from ``model``."""
+    query = (
+        select(func.count())
+        .select_from(MEMORIES)
+        .join(VECTORS, VECTORS.c.seq == m.seq)
+        .where(m.namespace == namespace, m.archived_at.is_(None), VECTORS.c.model == model)
+    )
+    return int(conn.execute(query).scalar_one())
 
 
 def namespace_vectors(conn: Connection, namespace: str, model: str) -> list[tuple[str, bytes]]:

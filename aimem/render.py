@@ -1,22 +1,46 @@
-"""How memories look: a system-prompt context block, and rich tables for terminals."""
+"""How memories look: a system-prompt context block, rich tables for terminals, HTML for notebooks.
+
+The models' ``__rich__`` and ``_repr_html_`` methods delegate here, so a ``Memory``, a
+``SearchHit``, a ``PruneReport`` or ``Stats`` shows itself as a table in a terminal
+(``rich.print(memory)``) and in a notebook (the last expression of a cell). Lists are
+plain lists: wrap them with :func:`show`, or call :func:`memories_html` / :func:`hits_html`.
+All user text in HTML goes through ``html.escape``.
+"""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from datetime import datetime
 
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from .models import Memory, SearchHit, Stats
+from .models import ImportReport, Memory, PruneReport, SaveReport, SearchHit, Stats
+from .scoring import COMPONENT_MAX, COMPONENTS
 
 __all__ = [
+    "COMPONENT_COLORS",
+    "COMPONENT_LABELS",
+    "Shown",
     "archived_table",
+    "hits_html",
+    "import_report_html",
+    "import_report_rich",
+    "memories_html",
     "memory_detail",
+    "memory_html",
     "memory_list_table",
     "memory_table",
+    "prune_report_html",
+    "prune_report_rich",
     "render_context",
+    "save_report_html",
+    "save_report_rich",
     "search_table",
+    "show",
+    "stats_html",
     "stats_table",
 ]
 
@@ -228,3 +252,359 @@ def stats_table(stats: Stats) -> Table:
     for name, value in rows:
         table.add_row(name, value)
     return table
+
+
+# -- Reports in a terminal ------------------------------------------------------------------
+
+
+def prune_report_rich(report: PruneReport) -> RenderableType:
+    """What a capacity run archived (or would), then where the namespace stands."""
+    verb = "Would archive" if report.dry_run else "Archived"
+    head: RenderableType = (
+        archived_table(report.archived, title=f"{verb} ({len(report.archived)})")
+        if report.archived
+        else Text("Nothing to archive.")
+    )
+    return Group(head, Text(_prune_summary(report)))
+
+
+def save_report_rich(report: SaveReport) -> RenderableType:
+    """The memories a save wrote, and in red what the capacity manager archived for them."""
+    parts: list[RenderableType] = [
+        memory_list_table(report.memories, title=f"Saved ({len(report.memories)})")
+    ]
+    if report.archived:
+        parts.append(archived_table(report.archived, title=f"Archived ({len(report.archived)})"))
+    return Group(*parts)
+
+
+def import_report_rich(report: ImportReport) -> RenderableType:
+    """Whether an import was valid, what it wrote (or would) and what it archived."""
+    parts: list[RenderableType] = [Text(_import_summary(report))]
+    parts.extend(Text(f"  - {error}", style="red") for error in report.errors)
+    if report.archived:
+        parts.append(archived_table(report.archived, title=f"Archived ({len(report.archived)})"))
+    return Group(*parts)
+
+
+def _prune_summary(report: PruneReport) -> str:
+    count = "would count" if report.dry_run else "count"
+    return (
+        f"{report.active_after} active memories {count} toward the cap "
+        f"(max_memories {report.max_memories}, min_priority_score "
+        f"{report.min_priority_score:.2f}); pinned and pending ones do not."
+    )
+
+
+def _import_summary(report: ImportReport) -> str:
+    if not report.ok:
+        return f"Import refused: {len(report.errors)} problem(s); nothing was written."
+    verb = "Would import" if report.dry_run else "Imported"
+    return f"{verb} {report.memories} memories and {report.history} history events."
+
+
+# -- HTML for notebooks -----------------------------------------------------------------------
+# Inline styles only: a notebook page has no stylesheet of ours, and a <style> block would
+# leak into the rest of the page. Colours are few and work on light and dark themes.
+
+#: One colour per component, shared by the HTML bars and the notebooks' plots.
+COMPONENT_COLORS: dict[str, str] = {
+    "emotional_impact": "#e15759",
+    "user_relevance": "#4e79a7",
+    "novelty": "#f28e2b",
+    "utility": "#59a14f",
+}
+#: Readable names of the components, in ``COMPONENTS`` order.
+COMPONENT_LABELS: dict[str, str] = {
+    "emotional_impact": "emotional impact",
+    "user_relevance": "user relevance",
+    "novelty": "novelty",
+    "utility": "utility",
+}
+_SHORT = {"emotional_impact": "emo", "user_relevance": "rel", "novelty": "nov", "utility": "util"}
+_TABLE = 'style="border-collapse:collapse;font-size:0.9em;text-align:left"'
+_CELL = "padding:2px 8px;vertical-align:top;border-bottom:1px solid rgba(128,128,128,0.3)"
+_MUTED = "color:#888;font-size:0.85em"
+_ARCHIVED = "color:#c0392b"
+_BAR_PX = 100  # a priority of 1.0 fills the bar
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _components(memory: Memory) -> dict[str, float | None]:
+    return {name: getattr(memory, name) for name in COMPONENTS}
+
+
+def _bar(memory: Memory) -> str:
+    """The priority as a bar of four coloured segments, one per component."""
+    if memory.pending:
+        return f'<span style="{_MUTED}">pending</span>'
+    segments = "".join(
+        f'<span title="{_e(COMPONENT_LABELS[name])} {value:.2f}" style="display:inline-block;'
+        f'height:10px;width:{value * _BAR_PX:.1f}px;background:{COMPONENT_COLORS[name]}"></span>'
+        for name, value in _components(memory).items()
+        if value
+    )
+    return (
+        f'<span style="display:inline-block;width:{_BAR_PX}px;white-space:nowrap;'
+        f'background:rgba(128,128,128,0.15);line-height:0">{segments}</span>'
+    )
+
+
+def _th(*names: str) -> str:
+    return "<tr>" + "".join(f'<th style="{_CELL}">{_e(n)}</th>' for n in names) + "</tr>"
+
+
+def _td(content: str, style: str = "") -> str:
+    return f'<td style="{_CELL};{style}">{content}</td>'
+
+
+def _caption(title: str | None) -> str:
+    return (
+        f'<caption style="font-weight:bold;text-align:left">{_e(title)}</caption>' if title else ""
+    )
+
+
+def _short_id(memory: Memory) -> str:
+    return f'<code title="{_e(memory.id)}">{_e(memory.id[-8:])}</code>'
+
+
+def _interpretation(memory: Memory) -> str:
+    """Interpretation, with the raw content as a tooltip and the judge's rationale below."""
+    text = f'<span title="{_e(memory.content)}">{_e(memory.interpreted_content)}</span>'
+    if memory.rationale:
+        text += f'<br><span style="{_MUTED}">{_e(memory.rationale)}</span>'
+    return text
+
+
+def _memory_cells(memory: Memory) -> str:
+    cells = [
+        _td(_short_id(memory)),
+        _td(f"<b>{_fmt(memory.priority_score)}</b> {_bar(memory)}", "white-space:nowrap"),
+        *(_td(_fmt(v), "text-align:right") for v in _components(memory).values()),
+        _td(_interpretation(memory)),
+        _td(_e(_state(memory)), _ARCHIVED if memory.archived else ""),
+    ]
+    return "".join(cells)
+
+
+_MEMORY_HEADERS = ("id", "priority", *(_SHORT[n] for n in COMPONENTS), "interpretation", "state")
+
+
+def _legend() -> str:
+    items = "".join(
+        f'<span style="display:inline-block;width:10px;height:10px;margin:0 3px 0 10px;'
+        f'background:{COMPONENT_COLORS[n]}"></span>{_e(COMPONENT_LABELS[n])}'
+        for n in COMPONENTS
+    )
+    return (
+        f'<div style="{_MUTED}">priority = sum of the four components (0–0.25 each):{items}</div>'
+    )
+
+
+def memories_html(memories: Sequence[Memory], *, title: str | None = None) -> str:
+    """A table of memories: short id (full id on hover), priority bar, components, state.
+
+    Hover over an interpretation to see the raw content; the judge's rationale is below it.
+    """
+    if not memories:
+        return f"<div>{_e(title) + ': ' if title else ''}no memories.</div>"
+    rows = "".join(f"<tr>{_memory_cells(m)}</tr>" for m in memories)
+    return (
+        f"<div><table {_TABLE}>{_caption(title)}{_th(*_MEMORY_HEADERS)}{rows}</table>"
+        f"{_legend()}</div>"
+    )
+
+
+def hits_html(hits: Sequence[SearchHit], *, title: str | None = None) -> str:
+    """Search hits, best first: the hit's score, then the memory as in :func:`memories_html`.
+
+    With ``explain=True`` hits, an extra column lists each part of the score.
+    """
+    if not hits:
+        return f"<div>{_e(title) + ': ' if title else ''}no hits.</div>"
+    explained = any(h.explanation for h in hits)
+    headers = ("score", *_MEMORY_HEADERS, *(("explanation",) if explained else ()))
+    rows = []
+    for hit in hits:
+        cells = _td(f"{hit.score:.4f}", "text-align:right") + _memory_cells(hit.memory)
+        if explained:
+            parts = ", ".join(f"{_e(k)} {v:.4g}" for k, v in (hit.explanation or {}).items())
+            cells += _td(f'<span style="{_MUTED}">{parts}</span>')
+        rows.append(f"<tr>{cells}</tr>")
+    return (
+        f"<div><table {_TABLE}>{_caption(title)}{_th(*headers)}{''.join(rows)}</table>"
+        f"{_legend()}</div>"
+    )
+
+
+def _fields_html(rows: Sequence[tuple[str, str]], title: str | None = None) -> str:
+    """A two-column table; values are HTML already (escape them before)."""
+    body = "".join(
+        f'<tr><th style="{_CELL};white-space:nowrap">{_e(k)}</th>{_td(v)}</tr>' for k, v in rows
+    )
+    return f"<table {_TABLE}>{_caption(title)}{body}</table>"
+
+
+def memory_html(memory: Memory) -> str:
+    """Every field of one memory, with each component drawn as a bar (``Memory._repr_html_``)."""
+    m = memory
+    state = _e(_state(m))
+    if m.archived:
+        state = f'<span style="{_ARCHIVED}">{state} ({_e(_when(m.archived_at))})</span>'
+    component_rows = [
+        (
+            COMPONENT_LABELS[name],
+            f"{_fmt(value)} "
+            + (
+                ""
+                if value is None
+                else f'<span style="display:inline-block;height:8px;'
+                f"width:{value / COMPONENT_MAX * _BAR_PX:.1f}px;"
+                f'background:{COMPONENT_COLORS[name]}"></span>'
+            ),
+        )
+        for name, value in _components(m).items()
+    ]
+    rows: list[tuple[str, str]] = [
+        ("interpretation", f"<b>{_e(m.interpreted_content)}</b>"),
+        ("content", _e(m.content)),
+        ("priority", f"<b>{_fmt(m.priority_score)}</b> {_bar(m)}"),
+        *component_rows,
+        ("rationale", _e(m.rationale or "—")),
+        ("user context", _e(m.user_context or "—")),
+        ("state", state),
+        (
+            "scored by",
+            _e(f"{m.score_source} (model {m.model or '—'}, prompt {m.prompt_version or '—'})"),
+        ),
+        ("created", _e(_when(m.created_at))),
+        ("last accessed", _e(f"{_when(m.last_accessed_at)} ({m.access_count} accesses)")),
+        ("namespace / version", _e(f"{m.namespace} / v{m.version}")),
+    ]
+    return f"<div>{_fields_html(rows, title=f'memory {m.id}')}</div>"
+
+
+def _archived_html(memories: Sequence[Memory], title: str) -> str:
+    rows = "".join(
+        f'<tr style="{_ARCHIVED}">{_td(_short_id(m))}{_td(_fmt(m.priority_score))}'
+        f"{_td(_e(m.archive_reason or ''))}{_td(_interpretation(m))}</tr>"
+        for m in memories
+    )
+    head = _th("id", "priority", "reason", "interpretation")
+    return f"<table {_TABLE}>{_caption(title)}{head}{rows}</table>"
+
+
+def prune_report_html(report: PruneReport) -> str:
+    """What a capacity run archived (or, for a dry run, would archive), with the reasons."""
+    verb = "Would archive" if report.dry_run else "Archived"
+    head = (
+        _archived_html(report.archived, f"{verb} ({len(report.archived)})")
+        if report.archived
+        else "<div>Nothing to archive.</div>"
+    )
+    return f'<div>{head}<div style="{_MUTED}">{_e(_prune_summary(report))}</div></div>'
+
+
+def save_report_html(report: SaveReport) -> str:
+    """The memories a save wrote, then what the capacity manager archived to make room."""
+    parts = [memories_html(report.memories, title=f"Saved ({len(report.memories)})")]
+    if report.archived:
+        parts.append(_archived_html(report.archived, f"Archived ({len(report.archived)})"))
+    return "<div>" + "".join(parts) + "</div>"
+
+
+def import_report_html(report: ImportReport) -> str:
+    """Whether an import was valid, what it wrote (or would) and what it archived."""
+    parts = [f"<div><b>{_e(_import_summary(report))}</b></div>"]
+    if report.errors:
+        items = "".join(f"<li>{_e(error)}</li>" for error in report.errors)
+        parts.append(f'<ul style="{_ARCHIVED}">{items}</ul>')
+    if report.archived:
+        parts.append(_archived_html(report.archived, f"Archived ({len(report.archived)})"))
+    return "<div>" + "".join(parts) + "</div>"
+
+
+def stats_html(stats: Stats) -> str:
+    """Counts, mean priority, tokens used and capacity settings of one namespace."""
+    rows = [
+        ("active", f"{stats.count} of {stats.max_memories}"),
+        ("archived", str(stats.archived)),
+        ("pinned", str(stats.pinned)),
+        ("pending", str(stats.pending)),
+        ("total", str(stats.total)),
+        ("mean priority", _fmt(stats.mean_priority)),
+        ("tokens", f"{stats.prompt_tokens} prompt + {stats.completion_tokens} completion"),
+        ("min priority score", f"{stats.min_priority_score:.2f}"),
+    ]
+    return f"<div>{_fields_html(rows, title=f'namespace {stats.namespace}')}</div>"
+
+
+Showable = (
+    Memory | SearchHit | PruneReport | SaveReport | ImportReport | Stats
+    | Sequence[Memory] | Sequence[SearchHit]
+)  # fmt: skip
+
+
+class Shown:
+    """Anything aimem returns, ready to display: HTML in a notebook, a rich table in a terminal.
+
+    Made by :func:`show`; also has ``.html`` (the HTML string) and ``.rich`` (the renderable).
+    """
+
+    def __init__(self, html_text: str, renderable: RenderableType) -> None:
+        self.html = html_text
+        self.rich = renderable
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __rich__(self) -> RenderableType:
+        return self.rich
+
+    def __repr__(self) -> str:
+        return "<aimem.render.Shown: display it in a notebook, or rich.print() it>"
+
+
+def show(obj: Showable, *, title: str | None = None) -> Shown:
+    """Wrap a result for display; mostly for lists, which cannot carry a ``_repr_html_``.
+
+    A notebook renders the returned object as HTML when it is a cell's last expression
+    (or with ``IPython.display.display``); in a terminal, ``rich.print(show(...))``.
+    ``title`` applies to lists.
+
+    Example:
+        ```python
+        from aimem.render import show
+        show(store.search("tea"), title="tea")        # last line of a notebook cell
+        rich.print(show(store.list(limit=5)))         # in a terminal
+        ```
+    """
+    if isinstance(obj, Memory):
+        return Shown(memory_html(obj), memory_detail(obj))
+    if isinstance(obj, SearchHit):
+        return Shown(hits_html([obj], title=title), search_table([obj], title=title))
+    if isinstance(obj, PruneReport):
+        return Shown(prune_report_html(obj), prune_report_rich(obj))
+    if isinstance(obj, SaveReport):
+        return Shown(save_report_html(obj), save_report_rich(obj))
+    if isinstance(obj, ImportReport):
+        return Shown(import_report_html(obj), import_report_rich(obj))
+    if isinstance(obj, Stats):
+        return Shown(stats_html(obj), stats_table(obj))
+    items = list(obj)
+    if not items:
+        label = f"{title}: none" if title else "none"
+        return Shown(f"<div>{_e(label)}.</div>", Text(f"{label}."))
+    if all(isinstance(i, SearchHit) for i in items):
+        hits = [i for i in items if isinstance(i, SearchHit)]
+        return Shown(hits_html(hits, title=title), search_table(hits, title=title))
+    if all(isinstance(i, Memory) for i in items):
+        memories = [i for i in items if isinstance(i, Memory)]
+        return Shown(memories_html(memories, title=title), memory_list_table(memories, title=title))
+    raise TypeError(
+        "show() takes a Memory, SearchHit, PruneReport, SaveReport, ImportReport, Stats, "
+        f"or a list of memories or of search hits; got {type(obj).__name__}"
+    )

@@ -359,6 +359,9 @@ def _error(status: int, message: str) -> StubReply:
 
 class _Server(ThreadingHTTPServer):
     stub: OpenAIStub
+    #: socketserver's default backlog of 5 drops bursts of concurrent connections
+    #: (save_many with judge_concurrency 8+), and each dropped one retries a second later.
+    request_queue_size = 256
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that timed out and hung up is expected, not an error worth printing.

@@ -50,6 +50,7 @@ class VectorCache:
     def _build(conn: Connection, namespace: str, model: str, dim: int) -> _Entry:
         cursor = q.last_event(conn)  # same snapshot as the vectors read next
         index = VectorIndex(dim)
+        index.reserve(q.count_active_vectors(conn, namespace, model))
         for memory_id, blob in q.active_vectors(conn, namespace, model):
             index.upsert(memory_id, unpack(blob))
         return _Entry(index, cursor)

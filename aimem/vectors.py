@@ -36,8 +36,9 @@ def unpack(blob: bytes) -> Vector:
 class VectorIndex:
     """Memory id -> unit vector, searchable by cosine similarity.
 
-    Rows live in one preallocated matrix that doubles when full; removed rows are
-    masked out and their slots reused, so updates never copy the whole set.
+    Rows live in one preallocated matrix (sized once when built, grown by half when
+    full); removed rows are masked out and their slots reused, so updates never copy
+    the whole set.
     """
 
     def __init__(self, dim: int) -> None:
@@ -54,6 +55,11 @@ class VectorIndex:
 
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self._slot
+
+    def reserve(self, rows: int) -> None:
+        """Make room for ``rows`` vectors in one allocation (a build knows its size)."""
+        while len(self._ids) < rows:
+            self._grow(rows - len(self._ids))
 
     def upsert(self, memory_id: str, vector: Vector) -> None:
         """Add or replace one memory's vector."""
@@ -91,9 +97,13 @@ class VectorIndex:
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(self._ids[i] or "", float(scores[i])) for i in top]
 
-    def _grow(self) -> None:
+    def _grow(self, at_least: int = 0) -> None:
+        """Add slots: half the current size (or ``at_least``), so growth costs O(1) per row."""
         size = len(self._ids)
-        self._matrix = np.vstack([self._matrix, np.zeros((size, self.dim), dtype=np.float32)])
-        self._alive = np.concatenate([self._alive, np.zeros(size, dtype=bool)])
-        self._ids.extend([None] * size)
-        self._free.extend(range(2 * size - 1, size - 1, -1))
+        extra = max(at_least, size // 2, 16)
+        matrix = np.zeros((size + extra, self.dim), dtype=np.float32)
+        matrix[:size] = self._matrix
+        self._matrix = matrix
+        self._alive = np.concatenate([self._alive, np.zeros(extra, dtype=bool)])
+        self._ids.extend([None] * extra)
+        self._free.extend(range(size + extra - 1, size - 1, -1))

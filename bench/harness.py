@@ -7,9 +7,10 @@
 * :class:`CountingStub` is ``aimem.testing.OpenAIStub`` (a real OpenAI-compatible HTTP
   server on 127.0.0.1, ``latency`` seconds per reply) that also counts chat and
   embedding requests, sums prompt and completion tokens of what it received and sent,
-  and adds up the seconds its server threads spent on each request (reading it,
+  and adds up the seconds its server threads spent on each request (reading its body,
   waiting ``latency``, building and writing the reply). "Library overhead" of a call
-  is its wall time minus that server time.
+  is its wall time minus that server time. It keeps connections alive, as real
+  endpoints do (``keep_alive=False``: a connection per request, as ``OpenAIStub``).
 * :func:`peak_rss_mb`, :func:`percentile` and the text sources shared by the benches
   (the Zipf sentences of ``save_overhead.TextMaker``, or LoCoMo dev turns when the data
   is there).
@@ -132,14 +133,30 @@ class CountingStub(OpenAIStub):
     the JSON of its ``response_format`` (real APIs bill the schema too, the stub's own
     ``usage`` leaves it out); ``completion_tokens`` the reply's message content. All
     with :func:`token_counter`. ``server_s`` is the wall time the server threads spent
-    inside each request, latency included: the part of a call that is not aimem's.
-    The request records of the base class are dropped (``keep_requests=False``) so a
-    long run does not grow.
+    inside each request (from its body being read to the reply written), latency
+    included: the part of a call that is not aimem's. The request records of the base
+    class are dropped (``keep_requests=False``) so a long run does not grow.
+
+    ``keep_alive=True`` (default) keeps connections open as real endpoints do (HTTP/1.1,
+    no ``Connection: close``, TCP_NODELAY); ``False`` is ``OpenAIStub``'s own way, a new
+    TCP connection per request, which costs the client about 1 ms more per call here.
+    Either way it listens with a backlog of 256 instead of socketserver's 5: with more
+    simultaneous connections than that, SYNs are dropped and retried a second later,
+    which would time the kernel, not aimem.
     """
 
-    def __init__(self, latency: float = 0.0, *, keep_requests: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        latency: float = 0.0,
+        *,
+        keep_alive: bool = True,
+        keep_requests: bool = False,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(latency=latency, **kwargs)
         self.tokens, self._count = token_counter()
+        self.keep_alive = keep_alive
+        self.connections = "keep-alive" if keep_alive else "closed after each request"
         self._keep = keep_requests
         self._totals = StubCounts()
         self._in_flight = 0
@@ -150,27 +167,22 @@ class CountingStub(OpenAIStub):
         super().start()
         server = self._server
         assert server is not None
-        # socketserver listens with a backlog of 5: more simultaneous connections than
-        # that lose their SYN and retry a second later, which would time the kernel,
-        # not aimem. Listening again on Linux just raises the backlog.
-        server.socket.listen(LISTEN_BACKLOG)
-        inner = server.finish_request
-
-        def timed(request: Any, client_address: Any) -> None:
-            with self._count_lock:
-                self._in_flight += 1
-                peak = max(self._totals.max_in_flight, self._in_flight)
-                self._totals = dataclasses.replace(self._totals, max_in_flight=peak)
-            began = time.perf_counter()
-            try:
-                inner(request, client_address)
-            finally:
-                self._add(server_s=time.perf_counter() - began)
-                with self._count_lock:
-                    self._in_flight -= 1
-
-        server.finish_request = timed  # type: ignore[method-assign]
+        server.socket.listen(LISTEN_BACKLOG)  # listening again only raises the backlog
+        server.RequestHandlerClass = _timed_handler(server.RequestHandlerClass, self)
         return self
+
+    def _enter(self) -> None:
+        with self._count_lock:
+            self._in_flight += 1
+            peak = max(self._totals.max_in_flight, self._in_flight)
+            self._totals = dataclasses.replace(self._totals, max_in_flight=peak)
+
+    def _leave(self, seconds: float) -> None:
+        with self._count_lock:
+            self._in_flight -= 1
+            self._totals = dataclasses.replace(
+                self._totals, server_s=self._totals.server_s + seconds
+            )
 
     def counts(self) -> StubCounts:
         """The totals so far."""
@@ -216,6 +228,29 @@ class CountingStub(OpenAIStub):
         texts = [texts] if isinstance(texts, str) else texts if isinstance(texts, list) else []
         self._add(embeddings=1, prompt_tokens=sum(self._count(str(t)) for t in texts))
         return reply
+
+
+def _timed_handler(base: Any, stub: CountingStub) -> Any:
+    """The stub's request handler, timing each POST and keeping connections if asked."""
+
+    class Timed(base):  # type: ignore[misc, valid-type]
+        disable_nagle_algorithm = True
+        protocol_version = "HTTP/1.1" if stub.keep_alive else base.protocol_version
+
+        def send_header(self, keyword: str, value: str) -> None:
+            if stub.keep_alive and keyword.lower() == "connection" and value == "close":
+                return
+            super().send_header(keyword, value)
+
+        def do_POST(self) -> None:
+            stub._enter()
+            began = time.perf_counter()
+            try:
+                super().do_POST()
+            finally:
+                stub._leave(time.perf_counter() - began)
+
+    return Timed
 
 
 def peak_rss_mb() -> float:

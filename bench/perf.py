@@ -207,11 +207,16 @@ def fill(url: str, size: int, cap: int, text: Callable[[int], str], batch: int) 
     return time.perf_counter() - began
 
 
+#: "none" measures aimem's default configuration (keyword search only, no vectors).
+EMBEDDER = "hash"
+
+
 def open_store(
     url: str, stub: CountingStub, embedder: TimedEmbedder, cap: int, **settings: Any
 ) -> aimem.MemoryStore:
     judge = aimem.OpenAIJudge(base_url=stub.base_url, api_key="sk-bench", model="bench")
-    return aimem.MemoryStore(url, judge=judge, embedder=embedder, max_memories=cap, **settings)
+    chosen = embedder if EMBEDDER == "hash" else None
+    return aimem.MemoryStore(url, judge=judge, embedder=chosen, max_memories=cap, **settings)
 
 
 def batches(
@@ -354,6 +359,7 @@ def run_one(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     rss = record["peak_rss_mb_by_phase"] = {"fill": peak_rss_mb()}
     with CountingStub(latency=0.0, embedding_dim=DIM) as stub:
         record["tokens"] = stub.tokens
+        record["stub_connections"] = stub.connections
         embedder = TimedEmbedder(HashEmbedder(dim=DIM))
         meter = Meter(stub, embedder)
         nxt = first_text
@@ -401,7 +407,9 @@ def run_one(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             "db_bytes": size_bytes,
             "db_bytes_per_memory": round(size_bytes / max(stats.total, 1)),
             "peak_rss_mb": peak_rss_mb(),
-            "embedder": f"HashEmbedder(dim={DIM}) in-process; its time is not counted",
+            "embedder": f"HashEmbedder(dim={DIM}) in-process; its time is not counted"
+            if EMBEDDER == "hash"
+            else "none (aimem's default: keyword search only)",
             "judge": "OpenAIJudge -> CountingStub 127.0.0.1, latency 0",
             "warmup": {"saves": WARMUP_SAVES, "searches_per_mode": WARMUP_SEARCHES},
         }
@@ -443,6 +451,7 @@ def child(args: argparse.Namespace, size: int, cap: int | None, workdir: Path) -
     ]
     if cap is not None:
         command += ["--max-memories", str(cap)]
+    command += ["--embedder", args.embedder]
     if args.texts is not None:
         command += ["--texts", str(args.texts)]
     return command
@@ -511,11 +520,20 @@ def summary(results: list[dict[str, Any]], wanted: Sequence[int]) -> dict[str, A
             get(full[largest], "peak_rss_mb") <= 500 if largest else None
         ),
     }
+    capped = [r for r in results if r.get("max_memories") == 100 and r.get("size") == largest]
+    if capped and small:
+        c50 = get(capped[0], "single", "overhead_ms_p50")
+        checks[f"overhead_p50_{largest}_cap100_le_3ms"] = c50 <= 3.0 if c50 else None
+        checks[f"overhead_p50_ratio_{largest}_cap100_vs_{small}"] = (
+            round(c50 / p50[small], 2) if c50 and p50[small] else None
+        )
+        checks[f"peak_rss_{largest}_cap100_le_500mb"] = get(capped[0], "peak_rss_mb") <= 500
     return {
         "bench": "perf",
         "summary": True,
         "sizes_done": done,
         "largest_size_reached": largest,
+        "not_reached": [s for s in wanted if s not in full],  # see their "status" lines
         "overhead_ms_p50_by_size": p50,
         "checks": checks,
     }
@@ -541,12 +559,21 @@ def main() -> int:
     parser.add_argument(
         "--budget", type=float, default=540.0, help="seconds for all sizes together"
     )
+    parser.add_argument(
+        "--embedder",
+        choices=("hash", "none"),
+        default="hash",
+        help="hash: 384-dim HashEmbedder (vectors, semantic related lookups); none: the "
+        "default configuration, keyword only (default: %(default)s)",
+    )
     parser.add_argument("--one-size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--max-memories", type=int, help="with --one-size (default: the size)")
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--from-db", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--prune-db", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global EMBEDDER
+    EMBEDDER = args.embedder
 
     if args.prune_db is not None:
         emit(prune_to(args.prune_db, args.max_memories or 100))

@@ -17,7 +17,8 @@ alone takes ~13 min here; run it by hand). Everything else runs with the argumen
 above. Each script's JSON lines are printed with ``"script"`` added (judge_eval's text
 report is turned into one JSON line), then one ``"run_all"`` line: per-script status
 and seconds, the must-show checks gathered from perf and throughput, and the total
-time. Exits 1 if any script failed, timed out or printed nothing.
+time. Each script gets its own TMPDIR, removed afterwards (a timed-out script's whole
+process group is killed). Exits 1 if any script failed, timed out or printed nothing.
 
     python bench/run_all.py
     python bench/run_all.py --only perf,throughput
@@ -33,6 +34,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,13 +87,35 @@ def judge_eval_record(text: str) -> dict[str, Any] | None:
     return record
 
 
-def run(script: Script, budget: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(status, JSON records) of one script run in its own process group."""
+def git_state() -> str | None:
+    """HEAD and whether the work tree differs from it: the code these figures are of."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "aimem"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.split("\n")
+    except OSError:
+        return None
+    dirty = [line[3:] for line in changed if line.strip()]
+    return f"{head} + uncommitted changes in {', '.join(dirty)}" if dirty else head or None
+
+
+def run(script: Script, budget: float, tmp: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(status, JSON records) of one script run in its own process group.
+
+    Its temporary files go under ``tmp`` (TMPDIR), removed afterwards even when the
+    script had to be killed.
+    """
     command = [sys.executable, str(BENCH / script.args[0]), *script.args[1:]]
     if script.name == "perf":  # let perf stop itself, reporting the size it reached
         command += ["--budget", str(max(budget - 15, 30))]
     began = time.perf_counter()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TMPDIR": str(tmp)}
     process = subprocess.Popen(
         command,
         cwd=ROOT,
@@ -152,19 +176,23 @@ def main() -> int:
         if left < 5:
             statuses[script.name] = {"status": "not run: overall budget spent"}
             continue
-        status, records = run(script, min(script.budget, left))
+        with tempfile.TemporaryDirectory(prefix=f"aimem-bench-{script.name}-") as tmp:
+            status, records = run(script, min(script.budget, left), Path(tmp))
         statuses[script.name] = status
         for record in records:
             print(json.dumps({"script": script.name, **record}), flush=True)
             for name, value in (record.get("checks") or {}).items():
                 checks[name] = value
     bad = [n for n, s in statuses.items() if s["status"] not in ("ok", "skipped")]
+    tree = git_state()
     print(
         json.dumps(
             {
                 "run_all": True,
                 "total_seconds": round(time.perf_counter() - started, 1),
                 "budget_seconds": args.budget,
+                "git": tree,
+                "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
                 "scripts": statuses,
                 "checks": checks,
                 "failed": bad,

@@ -98,6 +98,7 @@ def main() -> int:
         CountingStub(latency=args.latency, embedding_dim=384) as stub,
     ):
         report["tokens"] = stub.tokens
+        report["stub_connections"] = stub.connections
         for batch_size in (1, 8):
             for concurrency in levels:
                 texts = [text(next_text + i) for i in range(args.items)]
