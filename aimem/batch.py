@@ -22,6 +22,7 @@ from .judge_output import (
     JudgeOutput,
     Reply,
     describe_validation,
+    output_object_schema,
     strip_code_fence,
 )
 from .models import Memory
@@ -39,14 +40,7 @@ class JudgeItem:
 
 
 def _batch_response_format() -> ResponseFormatJSONSchema:
-    item = JudgeOutput.model_json_schema()
-    properties = {
-        "index": {"type": "integer"},
-        **{
-            k: {p: v for p, v in prop.items() if p != "title"}
-            for k, prop in item["properties"].items()
-        },
-    }
+    item = output_object_schema({"index": {"type": "integer"}})
     return {
         "type": "json_schema",
         "json_schema": {
@@ -54,17 +48,7 @@ def _batch_response_format() -> ResponseFormatJSONSchema:
             "strict": True,
             "schema": {
                 "type": "object",
-                "properties": {
-                    "items": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": properties,
-                            "required": ["index", *item["required"]],
-                            "additionalProperties": False,
-                        },
-                    }
-                },
+                "properties": {"items": {"type": "array", "items": item}},
                 "required": ["items"],
                 "additionalProperties": False,
             },

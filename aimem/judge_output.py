@@ -28,6 +28,7 @@ __all__ = [
     "Reply",
     "corrective_messages",
     "describe_validation",
+    "output_object_schema",
     "parse_output",
     "read_reply",
     "strip_code_fence",
@@ -83,24 +84,35 @@ class JudgeOutput(BaseModel):
         return value
 
 
-def _response_format() -> ResponseFormatJSONSchema:
+def output_object_schema(extra: dict[str, object] | None = None) -> dict[str, object]:
+    """``JudgeOutput`` as a closed JSON-schema object (``extra`` properties first).
+
+    Titles and the class docstring are left out: they would only cost prompt tokens.
+    Strict structured output requires every property listed and the object closed.
+    """
     schema = JudgeOutput.model_json_schema()
-    # Titles and the class docstring would only cost prompt tokens.
     properties = {
-        name: {k: v for k, v in prop.items() if k != "title"}
-        for name, prop in schema["properties"].items()
+        **(extra or {}),
+        **{
+            name: {k: v for k, v in prop.items() if k != "title"}
+            for name, prop in schema["properties"].items()
+        },
     }
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": [*(extra or {}), *schema["required"]],
+        "additionalProperties": False,
+    }
+
+
+def _response_format() -> ResponseFormatJSONSchema:
     return {
         "type": "json_schema",
         "json_schema": {
             "name": "memory_interpretation",
             "strict": True,
-            "schema": {
-                "type": "object",
-                "properties": properties,
-                "required": schema["required"],
-                "additionalProperties": False,  # strict mode requires a closed object
-            },
+            "schema": output_object_schema(),
         },
     }
 
