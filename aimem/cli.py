@@ -285,6 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--host", default="127.0.0.1", help="HTTP host (default: %(default)s)")
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default: %(default)s)")
+    # Also accepted after `mcp` (as MCP client configs often put them), same meaning.
+    p.add_argument(
+        "--database-url", metavar="URL", default=argparse.SUPPRESS, help="as the global option"
+    )
+    p.add_argument(
+        "--namespace", metavar="NS", default=argparse.SUPPRESS, help="as the global option"
+    )
 
     p = _command(
         sub,

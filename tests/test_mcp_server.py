@@ -59,7 +59,7 @@ def _env(**extra: str) -> dict[str, str]:
 async def stdio_session(db: Path, *args: str, **env: str) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=AIMEM,
-        args=["--database-url", f"sqlite:///{db}", *args, "mcp"],
+        args=["--database-url", f"sqlite:///{db}", "mcp", *args],
         env=_env(**env),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
