@@ -449,6 +449,9 @@ def conflicts(conn: Connection, namespace: str, parsed: ParsedExport) -> list[st
     for m in parsed.memories:
         if m.archived_at is None and q.active_duplicate(conn, namespace, _hash(m.content)):
             problems.append(f"memory {m.id}: an active memory with the same content exists")
+    current_core = q.get_core(conn, namespace)
+    if parsed.core is not None and current_core and current_core != parsed.core.text:
+        problems.append("this namespace already has a different core text; clear it first")
     return problems[:_MAX_ERRORS]
 
 

@@ -866,6 +866,9 @@ def _cli_export(c: Cli) -> None:
 
 def _cli_import(c: Cli) -> None:
     path, ids = foreign_export(c.tmp)
+    refused = c.raw("import", str(path), "--dry-run", "--json")
+    assert refused.code == 1 and "different core text" in refused.out
+    c.raw("core", "--set", "")  # an import never overwrites a core: clear alice's first
     dry = c("import", str(path), "--dry-run", "--json").json()
     assert dry["ok"] is True and dry["dry_run"] is True
     done = c("import", str(path), "--json").json()
@@ -876,7 +879,7 @@ def _cli_import(c: Cli) -> None:
             ids,
         ).fetchall()
     assert placed == [(ALICE,)]
-    c.raw("core", "--set", CORES[ALICE])  # the import replaced alice's core
+    c.raw("core", "--set", CORES[ALICE])  # the import set alice's core: put hers back
 
 
 def _cli_backup(c: Cli) -> None:

@@ -190,6 +190,13 @@ def test_clashes_with_the_database_are_refused_before_writing(tmp_path: Path) ->
         report = other.import_from(path, dry_run=True)
         assert any("same content" in e for e in report.errors)
         assert other.stats().total == 1
+    with _store(tmp_path / "c.db") as cored:
+        cored.set_core("Someone else entirely.")
+        report = cored.import_from(path, dry_run=True)
+        assert report.errors == ["this namespace already has a different core text; clear it first"]
+        with pytest.raises(aimem.ValidationError, match="core text"):
+            cored.import_from(path)
+        assert cored.get_core() == "Someone else entirely." and cored.stats().total == 0
 
 
 def test_import_without_history_and_into_a_smaller_store(tmp_path: Path) -> None:
