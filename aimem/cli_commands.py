@@ -24,7 +24,7 @@ from .models import Memory
 from .render import archived_table, memory_detail, memory_list_table, search_table, stats_table
 from .settings import Settings
 
-__all__ = ["CommandError", "Session"]
+__all__ = ["CommandError", "Session", "count_of", "dump", "print_json", "show_archived"]
 
 #: Bad lines of an ingest file listed one by one; the rest are counted.
 MAX_PROBLEMS_SHOWN = 20
@@ -97,12 +97,13 @@ class Session:
 # -- helpers -----------------------------------------------------------------------------
 
 
-def _print_json(data: Any) -> None:
-    # Plain print: rich would wrap long lines and break the JSON.
+def print_json(data: Any) -> None:
+    """Print JSON plainly: rich would wrap long lines and break it."""
     print(json.dumps(data, indent=2, ensure_ascii=False))
 
 
-def _dump(model: BaseModel) -> dict[str, Any]:
+def dump(model: BaseModel) -> dict[str, Any]:
+    """A model as JSON-ready data (datetimes as ISO strings)."""
     return model.model_dump(mode="json")
 
 
@@ -111,7 +112,8 @@ def _text_arg(text: str) -> str:
     return sys.stdin.read().rstrip("\r\n") if text == "-" else text
 
 
-def _count(n: int, noun: str, plural: str | None = None) -> str:
+def count_of(n: int, noun: str, plural: str | None = None) -> str:
+    """``"1 memory"`` / ``"3 memories"``."""
     return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
@@ -119,7 +121,8 @@ def _priority(memory: Memory) -> str:
     return "pending" if memory.priority_score is None else f"{memory.priority_score:.2f}"
 
 
-def _show_archived(s: Session, why: str) -> None:
+def show_archived(s: Session, why: str) -> None:
+    """Print, in red, what the command's calls made the store archive (if anything)."""
     archived = s.take_archived()
     if archived:
         s.out.print(archived_table(archived, title=f"{why} ({len(archived)})"))
@@ -137,7 +140,7 @@ def _one_line(s: Session, verb: str, memory: Memory) -> None:
 
 def _memories(s: Session, memories: list[Memory], title: str, as_json: bool) -> int:
     if as_json:
-        _print_json([_dump(m) for m in memories])
+        print_json([dump(m) for m in memories])
     elif not memories:
         s.out.print("No memories yet: save one with [bold]aimem save TEXT[/bold].")
     else:
@@ -158,14 +161,14 @@ def save(s: Session, args: argparse.Namespace) -> int:
     [memory] = report.memories
     duplicate = bool(report.duplicates)
     if args.json:
-        archived = [_dump(m) for m in s.take_archived()]
-        _print_json({"memory": _dump(memory), "duplicate": duplicate, "archived": archived})
+        archived = [dump(m) for m in s.take_archived()]
+        print_json({"memory": dump(memory), "duplicate": duplicate, "archived": archived})
         return 0
     title = "Already remembered (exact duplicate, reinforced)" if duplicate else "Saved"
     s.out.print(memory_list_table([memory], title=title))
     if memory.rationale:
         s.out.print(Text.assemble(("why: ", "bold"), memory.rationale))
-    _show_archived(s, "Archived to stay within capacity")
+    show_archived(s, "Archived to stay within capacity")
     return 0
 
 
@@ -177,14 +180,14 @@ def list_memories(s: Session, args: argparse.Namespace) -> int:
         order=args.order,
         include_archived=args.all,
     )
-    title = f"{_count(len(memories), 'memory', 'memories')} in {s.namespace!r}, by {args.order}"
+    title = f"{count_of(len(memories), 'memory', 'memories')} in {s.namespace!r}, by {args.order}"
     return _memories(s, memories, title, args.json)
 
 
 def read_memory(s: Session, args: argparse.Namespace) -> int:
     """``aimem read-memory``: every active memory, highest priority first (aigpt)."""
     memories = s.store.list(order="priority")
-    title = f"{_count(len(memories), 'memory', 'memories')} in {s.namespace!r}, by priority"
+    title = f"{count_of(len(memories), 'memory', 'memories')} in {s.namespace!r}, by priority"
     return _memories(s, memories, title, args.json)
 
 
@@ -198,11 +201,11 @@ def search(s: Session, args: argparse.Namespace) -> int:
         mode=args.mode,
     )
     if args.json:
-        _print_json([_dump(hit) for hit in hits])
+        print_json([dump(hit) for hit in hits])
     elif not hits:
         s.out.print(Text(f"No memories match {args.query!r}."))
     else:
-        title = f"{_count(len(hits), 'match', 'matches')} for {args.query!r}"
+        title = f"{count_of(len(hits), 'match', 'matches')} for {args.query!r}"
         s.out.print(search_table(hits, title=title))
     return 0
 
@@ -211,7 +214,7 @@ def show(s: Session, args: argparse.Namespace) -> int:
     """``aimem show ID``: every field of one memory, archived ones included."""
     memory = s.store.get(args.memory_id)
     if args.json:
-        _print_json(_dump(memory))
+        print_json(dump(memory))
     else:
         s.out.print(memory_detail(memory))
     return 0
@@ -226,14 +229,14 @@ def pin(s: Session, args: argparse.Namespace) -> int:
 def unpin(s: Session, args: argparse.Namespace) -> int:
     """``aimem unpin ID``: count it toward the cap again (which may archive something)."""
     _one_line(s, "unpinned", s.store.unpin(args.memory_id))
-    _show_archived(s, "Archived to stay within capacity")
+    show_archived(s, "Archived to stay within capacity")
     return 0
 
 
 def restore(s: Session, args: argparse.Namespace) -> int:
     """``aimem restore ID``: un-archive a memory (which may archive the next lowest)."""
     _one_line(s, "restored", s.store.restore(args.memory_id))
-    _show_archived(s, "Archived to make room")
+    show_archived(s, "Archived to make room")
     return 0
 
 
@@ -263,7 +266,7 @@ def prune(s: Session, args: argparse.Namespace) -> int:
     report = s.store.prune(dry_run=args.dry_run)
     s.take_archived()  # the report lists them
     if args.json:
-        _print_json(_dump(report))
+        print_json(dump(report))
         return 0
     if report.archived:
         verb = "Would archive" if report.dry_run else "Archived"
@@ -272,7 +275,7 @@ def prune(s: Session, args: argparse.Namespace) -> int:
         s.out.print("Nothing to archive.")
     count = "would count" if report.dry_run else "count"
     s.out.print(
-        f"{_count(report.active_after, 'memory', 'memories')} {count} toward the cap "
+        f"{count_of(report.active_after, 'memory', 'memories')} {count} toward the cap "
         f"(max_memories {report.max_memories}, min_priority_score {report.min_priority_score}); "
         "pinned and pending ones do not."
     )
@@ -283,7 +286,7 @@ def stats(s: Session, args: argparse.Namespace) -> int:
     """``aimem stats``: counts, mean priority and tokens used."""
     result = s.store.stats()
     if args.json:
-        _print_json(_dump(result))
+        print_json(dump(result))
     else:
         s.out.print(stats_table(result))
     return 0
@@ -345,9 +348,9 @@ def ingest(s: Session, args: argparse.Namespace) -> int:
     )
     s.out.print(
         Text.assemble(
-            f"Ingested {_count(summary.lines, 'line')} from {name}: ",
+            f"Ingested {count_of(summary.lines, 'line')} from {name}: ",
             (f"{summary.saved} saved", "bold green"),
-            f", {_count(summary.duplicates, 'duplicate')} returned, ",
+            f", {count_of(summary.duplicates, 'duplicate')} returned, ",
             (f"{summary.archived} archived", "red" if summary.archived else ""),
             ".",
         )
@@ -380,7 +383,7 @@ def import_aigpt(s: Session, args: argparse.Namespace) -> int:
     report = import_tree(s.store, Path(args.path), did=args.did)
     core_state = "core text imported" if report.core_imported else "no core text imported"
     s.out.print(Text(f"Imported {len(report.memories)} memories from {report.did} ({core_state})."))
-    _show_archived(s, "Archived to stay within capacity")
+    show_archived(s, "Archived to stay within capacity")
     return 0
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from .cli_commands import Session, _count, _dump, _print_json, _show_archived
+from .cli_commands import Session, count_of, dump, print_json, show_archived
 from .render import memory_list_table
 
 __all__ = ["backup", "export", "import_", "reinterpret"]
@@ -20,8 +20,8 @@ def export(s: Session, args: argparse.Namespace) -> int:
     """``aimem export PATH``: this namespace as a checksummed JSON Lines file."""
     report = s.store.export_to(Path(args.path), include_history=not args.no_history)
     s.out.print(
-        f"Exported {_count(report.memories, 'memory', 'memories')} and "
-        f"{_count(report.history, 'history event')} to {report.path} "
+        f"Exported {count_of(report.memories, 'memory', 'memories')} and "
+        f"{count_of(report.history, 'history event')} to {report.path} "
         f"(sha256 {report.sha256[:16]}…)."
     )
     return 0
@@ -32,20 +32,20 @@ def import_(s: Session, args: argparse.Namespace) -> int:
     report = s.store.import_from(Path(args.path), dry_run=args.dry_run)
     s.take_archived()  # the report lists them
     if args.json:
-        _print_json(_dump(report))
+        print_json(dump(report))
         return 0 if report.ok else 1
     if not report.ok:
         for problem in report.errors:
             s.err.print(Text(f"  {problem}", style="red"), soft_wrap=True)
-        s.err.print(f"The file would be refused: {_count(len(report.errors), 'problem')}.")
+        s.err.print(f"The file would be refused: {count_of(len(report.errors), 'problem')}.")
         return 1
     verb = "Would import" if report.dry_run else "Imported"
     s.out.print(
-        f"{verb} {_count(report.memories, 'memory', 'memories')} and "
-        f"{_count(report.history, 'history event')}."
+        f"{verb} {count_of(report.memories, 'memory', 'memories')} and "
+        f"{count_of(report.history, 'history event')}."
     )
     if report.archived:
-        archived = _count(len(report.archived), "memory", "memories")
+        archived = count_of(len(report.archived), "memory", "memories")
         s.out.print(f"The capacity manager then archived {archived}.")
     return 0
 
@@ -63,6 +63,6 @@ def reinterpret(s: Session, args: argparse.Namespace) -> int:
     left = s.store.stats().pending
     if judged:
         s.out.print(memory_list_table(judged, title=f"Judged ({len(judged)})"))
-    s.out.print(f"{_count(len(judged), 'memory', 'memories')} judged, {left} still pending.")
-    _show_archived(s, "Archived to stay within capacity")
+    s.out.print(f"{count_of(len(judged), 'memory', 'memories')} judged, {left} still pending.")
+    show_archived(s, "Archived to stay within capacity")
     return 0 if left == 0 else 1

@@ -174,16 +174,17 @@ class OpenAIJudge(OwnsClient):
         retries, every item gets that ``JudgeError``: calling once per item would only
         multiply the failing requests.
         """
-        if len(items) == 1:
-            [item] = items
+
+        async def single(item: JudgeItem) -> Interpretation | JudgeError:
             try:
-                return [
-                    await self.interpret(
-                        item.content, user_context=user_context, related=item.related
-                    )
-                ]
+                return await self.interpret(
+                    item.content, user_context=user_context, related=item.related
+                )
             except JudgeError as exc:
-                return [exc]
+                return exc
+
+        if len(items) == 1:
+            return [await single(items[0])]
         tally = _Tally()
         messages = build_batch_messages(
             self._batch_template,
@@ -207,15 +208,6 @@ class OpenAIJudge(OwnsClient):
             else None
             for n in range(1, len(items) + 1)
         ]
-
-        async def single(item: JudgeItem) -> Interpretation | JudgeError:
-            try:
-                return await self.interpret(
-                    item.content, user_context=user_context, related=item.related
-                )
-            except JudgeError as exc:
-                return exc
-
         missing = [i for i, r in enumerate(results) if r is None]
         for i, result in zip(
             missing, await asyncio.gather(*(single(items[i]) for i in missing)), strict=True

@@ -226,7 +226,7 @@ class AsyncMemoryStore:
         except AimemError:
             raise
         except Exception as exc:
-            failure = JudgeError(f"The judge failed: {type(exc).__name__}: {exc}")
+            failure = _judge_crash(exc)
             if not self._may_pend(may_pend, failure):
                 raise failure from exc
             return self._new_memory(content, None, "pending", user_context, vector)
@@ -330,7 +330,7 @@ class AsyncMemoryStore:
         except AimemError:
             raise
         except Exception as exc:
-            failure = JudgeError(f"The judge failed: {type(exc).__name__}: {exc}")
+            failure = _judge_crash(exc)
             results = [failure] * len(items)
         if not isinstance(results, list) or len(results) != len(items):
             results = [
@@ -440,7 +440,8 @@ class AsyncMemoryStore:
             vectors = await self._retriever.embed([content])
             vector = None if vectors is None else vectors[0]
             item = self._new_memory(content, interpretation, "client", user_context, vector)
-        item = dataclasses.replace(item, idempotency_key=key)
+        if key is not None:
+            item = dataclasses.replace(item, idempotency_key=key)
         [memory], archived = await self._db_call(
             self._db.insert, self.namespace, [item], self.policy
         )
@@ -1067,6 +1068,11 @@ for _name in (
 ):
     getattr(MemoryStore, _name).__doc__ = getattr(AsyncMemoryStore, _name).__doc__
 del _name
+
+
+def _judge_crash(exc: Exception) -> JudgeError:
+    """A judge that raised something other than an aimem error, as a JudgeError."""
+    return JudgeError(f"The judge failed: {type(exc).__name__}: {exc}")
 
 
 def _link_new(source: Path, target: Path) -> None:

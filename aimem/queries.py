@@ -7,6 +7,7 @@ dozen of them and the unit-of-work bookkeeping would cost more than SQLite itsel
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,12 +50,14 @@ __all__ = [
     "NewMemory",
     "SearchFilters",
     "active_duplicate",
+    "active_hashes",
     "active_vectors",
     "apply_capacity",
     "archive_all_unpinned",
     "bind_key",
     "by_ids",
     "compact_active_index",
+    "content_hash",
     "count_active_vectors",
     "count_capped",
     "delete_memory",
@@ -223,6 +226,22 @@ def by_ids(conn: Connection, ids: Iterable[str]) -> dict[str, Memory]:
     return {row["id"]: _memory(row) for row in rows}
 
 
+def active_hashes(conn: Connection, namespace: str, digests: Sequence[str]) -> set[str]:
+    """Which of ``digests`` are the content of an active memory of the namespace."""
+    found: set[str] = set()
+    for start in range(0, len(digests), 500):
+        chunk = list(digests[start : start + 500])
+        found.update(
+            row[0]
+            for row in conn.execute(
+                select(m.content_hash).where(
+                    m.namespace == namespace, m.archived_at.is_(None), m.content_hash.in_(chunk)
+                )
+            )
+        )
+    return found
+
+
 def active_duplicate(conn: Connection, namespace: str, digest: str) -> str | None:
     """Id of the active memory whose content hashes to ``digest``, if any."""
     found = conn.execute(_ACTIVE_DUPLICATE, {"ns": namespace, "digest": digest})
@@ -276,6 +295,11 @@ def _interpretation_values(item: NewMemory) -> dict[str, Any]:
     if item.user_context is not None:
         values["user_context"] = item.user_context
     return values
+
+
+def content_hash(content: str) -> str:
+    """Exact-duplicate key: SHA-256 of the verbatim content."""
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 def key_target(conn: Connection, namespace: str, key: str) -> tuple[str, str] | None:

@@ -9,7 +9,6 @@ The statements themselves live in ``queries.py``.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -27,7 +26,7 @@ from . import transfer
 from .capacity import CapacityPolicy
 from .exceptions import AimemError, ConflictError, StorageError
 from .models import Memory, Stats
-from .queries import NewMemory, SearchFilters
+from .queries import NewMemory, SearchFilters, content_hash
 from .tables import SCHEMA_VERSION, SQLITE_FTS_DDL, MetaRow, utcnow
 from .vector_cache import VectorCache
 from .vectors import Vector, VectorIndex, unpack
@@ -43,11 +42,6 @@ _LOCK_RETRIES = 5
 #: Archived memories after which this process compacts the active keyword index.
 COMPACT_EVERY = 256
 _m = q.MEMORIES.c
-
-
-def content_hash(content: str) -> str:
-    """Exact-duplicate key: SHA-256 of the verbatim content."""
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 class Database:

@@ -446,17 +446,13 @@ def conflicts(conn: Connection, namespace: str, parsed: ParsedExport) -> list[st
             )
         )
         problems += [f"idempotency key {k!r} is already used here" for (k,) in taken]
-    for m in parsed.memories:
-        if m.archived_at is None and q.active_duplicate(conn, namespace, _hash(m.content)):
-            problems.append(f"memory {m.id}: an active memory with the same content exists")
+    incoming = {q.content_hash(m.content): m.id for m in parsed.memories if m.archived_at is None}
+    for digest in q.active_hashes(conn, namespace, list(incoming)):
+        problems.append(f"memory {incoming[digest]}: an active memory with the same content exists")
     current_core = q.get_core(conn, namespace)
     if parsed.core is not None and current_core and current_core != parsed.core.text:
         problems.append("this namespace already has a different core text; clear it first")
     return problems[:_MAX_ERRORS]
-
-
-def _hash(content: str) -> str:
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 # -- import: write ---------------------------------------------------------------------
@@ -487,7 +483,7 @@ def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list
             {
                 **row,
                 "namespace": namespace,
-                "content_hash": _hash(m.content),
+                "content_hash": q.content_hash(m.content),
                 "cjk_terms": cjk_index_text(terms),
             },
         ).scalar_one()
