@@ -1,24 +1,44 @@
-"""Pure text -> FTS5 query conversion, safe against any user input.
+"""Pure text -> keyword terms, for the index and for queries, safe against any user input.
 
-Each word becomes a quoted term and the terms are OR-ed: a raw sentence passed to
-MATCH is an implicit AND and finds almost nothing, and FTS syntax typed by a user
-(quotes, NEAR, ``*``, ``-``, parentheses, column filters) must never be interpreted.
+aimem tokenizes keyword text itself rather than leaving it to SQLite: words are folded
+(lowercase, diacritics removed), Porter-stemmed (``stemmer.py``) and CJK text becomes
+characters and bigrams. Every term the index holds is then prefixed with its
+namespace (``namespace_prefix``), so each namespace has its own posting lists: what one
+namespace stores can change neither what another finds nor what its searches cost.
+
+Query words become quoted terms that are OR-ed: a raw sentence passed to MATCH is an
+implicit AND and finds almost nothing, and FTS syntax typed by a user (quotes, NEAR,
+``*``, ``-``, parentheses, column filters) must never be interpreted.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Iterable, Sequence
 
-__all__ = ["cjk_bigrams", "cjk_index_text", "fts_query", "match_any", "query_terms", "quote"]
+from .stemmer import stem
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+__all__ = [
+    "cjk_bigrams",
+    "cjk_index_text",
+    "fts_query",
+    "index_terms",
+    "match_any",
+    "namespace_prefix",
+    "query_terms",
+    "quote",
+    "scoped",
+]
+
 # Hiragana, katakana, CJK ideographs, halfwidth katakana, hangul: scripts written without
 # spaces, where a tokenizer cannot find word boundaries.
 _CJK = re.compile(
     "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af]+"
 )
 _MAX_QUERY_TERMS = 32
+# Everything but letters and digits separates words (SQLite's unicode61 rule).
+_SEPARATORS = re.compile(r"[\W_]+", re.UNICODE)
 
 # Words that match most memories and say nothing about any of them: OR-ing them into a
 # query only makes SQLite rank every row. Dropped unless a query has nothing else.
@@ -27,6 +47,49 @@ _STOPWORDS = frozenset(
     "in is it its me my of on or our she so that the their them they this to was we "
     "were what when where which who why will with you your s t m ll re ve d".split()
 )
+
+
+def _fold(text: str) -> str:
+    """Lowercase without diacritics (as SQLite's ``remove_diacritics``): café -> cafe."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+
+
+def _words(text: str) -> list[str]:
+    """Folded letter-and-digit runs outside CJK text, in order (``_`` separates too)."""
+    return [w for w in _SEPARATORS.split(_fold(_CJK.sub(" ", text))) if w]
+
+
+def index_terms(texts: Iterable[str]) -> str:
+    """The keyword terms of ``texts`` as the index stores them: space-separated, repeats kept.
+
+    Words are stemmed; CJK text gives its characters and bigrams (``cjk_index_text``).
+    Repeats matter: BM25 weighs a term by how often a memory uses it.
+    """
+    terms: list[str] = []
+    for text in texts:
+        terms += [stem(w) for w in _words(text)]
+        cjk = cjk_index_text(text)
+        if cjk:
+            terms.append(cjk)
+    return " ".join(terms)
+
+
+def namespace_prefix(namespace: str) -> str:
+    """What every index term of ``namespace`` starts with: its UTF-8 bytes in hex, then ``q``.
+
+    Hex never contains ``q``, so the prefix ends unambiguously; the index triggers build
+    the same prefix in SQL (``lower(hex(namespace)) || 'q'``).
+    """
+    return namespace.encode("utf-8").hex() + "q"
+
+
+def scoped(terms: Iterable[str], namespace: str) -> list[str]:
+    """Query words as the namespace's index terms: stemmed, prefixed, in order, distinct."""
+    prefix = namespace_prefix(namespace)
+    return list(dict.fromkeys(prefix + stem(t) for t in terms))
 
 
 def cjk_bigrams(text: str) -> list[str]:
@@ -59,8 +122,7 @@ def query_terms(text: str, max_terms: int = _MAX_QUERY_TERMS) -> list[str]:
     ``max_terms`` terms the longest are kept: long words are the rare ones (Zipf), which
     carry a match, while every extra common term makes SQLite rank many more rows.
     """
-    words = [w.lower() for w in _WORD.findall(_CJK.sub(" ", text))]
-    words = list(dict.fromkeys([*words, *cjk_bigrams(text)]))
+    words = list(dict.fromkeys([*_words(text), *cjk_bigrams(text)]))
     terms = [w for w in words if w not in _STOPWORDS] or words
     if len(terms) > max_terms:
         keep = set(sorted(terms, key=len, reverse=True)[:max_terms])

@@ -128,12 +128,17 @@ class AsyncMemoryStore:
             settings.with_overrides(**overrides) if settings else Settings.load(overrides)
         )
         self.namespace = check_namespace(namespace)
-        self.judge: Judge = judge if judge is not None else _default_judge(self.settings)
-        if not hasattr(self.judge, "interpret"):
+        if judge is not None and not hasattr(judge, "interpret"):
             raise ValidationError("judge must have an async interpret(content, ...) method")
+        # The database first: a URL it refuses is the error to see, not a judge notice.
+        self._db = Database(self.settings.database_url or default_database_url())
+        try:
+            self.judge: Judge = judge if judge is not None else _default_judge(self.settings)
+        except BaseException:
+            self._db.close()
+            raise
         self._owns_judge = judge is None
         self._on_archive = on_archive
-        self._db = Database(self.settings.database_url or default_database_url())
         self._retriever = Retriever(
             self._db, self.namespace, embedder, self.settings, self._db_call
         )

@@ -34,7 +34,7 @@ from sqlalchemy.sql.elements import BindParameter
 from .capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
 from .exceptions import ConflictError, NotFoundError
 from .ids import new_id
-from .keywords import cjk_index_text, match_any, query_terms, quote
+from .keywords import index_terms, match_any, query_terms, quote, scoped
 from .models import Interpretation, Memory
 from .tables import (
     CoreRow,
@@ -260,7 +260,7 @@ def _interpretation_values(item: NewMemory) -> dict[str, Any]:
         values: dict[str, Any] = {
             "content": item.content,
             "interpreted_content": item.content,
-            "cjk_terms": cjk_index_text(item.content),
+            "terms": index_terms((item.content, item.content)),
             **dict.fromkeys(
                 ("emotional_impact", "user_relevance", "novelty", "utility", "priority_score")
             ),
@@ -277,7 +277,7 @@ def _interpretation_values(item: NewMemory) -> dict[str, Any]:
         values = {
             "content": item.content,
             "interpreted_content": interp.interpreted_content,
-            "cjk_terms": cjk_index_text(f"{item.content}\n{interp.interpreted_content}"),
+            "terms": index_terms((item.content, interp.interpreted_content)),
             "emotional_impact": interp.emotional_impact,
             "user_relevance": interp.user_relevance,
             "novelty": interp.novelty,
@@ -542,7 +542,7 @@ def keyword_matches(
     one for the ``related`` lookup on every save, a generous one for searches.
     """
     index = "memories_fts" if filters.include_archived else "memories_active_fts"
-    terms = query_terms(query)
+    terms = scoped(query_terms(query), namespace)
     if related:
         # Novelty needs a few close memories, not every match: when each word of the
         # content is common, the lookup finds nothing rather than ranking half the store.

@@ -4,40 +4,44 @@ Every method is synchronous and takes the namespace explicitly; the facades in
 ``memory.py`` call them (from a worker thread in the async one). Writes run in
 ``BEGIN IMMEDIATE`` transactions so concurrent writers queue on SQLite's busy
 timeout instead of failing half way, and no LLM call ever happens inside one.
-The statements themselves live in ``queries.py``.
+The statements themselves live in ``queries.py``; where the file is and what may be
+done to it (``sqlite_file.py``) is decided before anything is written: a store that
+does not exist yet answers reads as an empty one and is created by its first write.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, event, insert, select, update
-from sqlalchemy.engine import make_url
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
-from sqlmodel import SQLModel
 
 from . import queries as q
 from . import transfer
 from .capacity import CapacityPolicy
 from .exceptions import AimemError, ConflictError, StorageError
+from .migrations import create_schema, migrate
 from .models import Memory, Stats
 from .queries import NewMemory, SearchFilters, content_hash
-from .tables import SCHEMA_VERSION, SQLITE_FTS_DDL, MetaRow, utcnow
+from .sqlite_file import Target, enable_wal, inspect, make_engine, parse_url
+from .tables import SCHEMA_VERSION, utcnow
 from .vector_cache import VectorCache
 from .vectors import Vector, VectorIndex, unpack
 
 __all__ = ["Database", "NewMemory", "Order", "SearchFilters", "check_version", "content_hash"]
 
+log = logging.getLogger("aimem")
+
 T = TypeVar("T")
 Order = Literal["priority", "recent"]
 
-#: How long a writer waits for SQLite's lock before our own retry loop takes over.
-BUSY_TIMEOUT_MS = 10_000
 _LOCK_RETRIES = 5
 #: Archived memories after which this process compacts the active keyword index.
 COMPACT_EVERY = 256
@@ -45,31 +49,151 @@ _m = q.MEMORIES.c
 
 
 class Database:
-    """One SQLite file holding the memories of many namespaces."""
+    """One SQLite file (or a private in-memory database) holding many namespaces."""
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.engine = _sqlite_engine(url)
-        self._writer = self.engine.execution_options(aimem_write=True)
+        self._target = parse_url(url)
+        self._lock = threading.RLock()
         self._archived_since_compaction = 0
         self._vectors = VectorCache()
-        self._with_retry(self._init_schema)
+        #: True when the file may only be read (``?mode=ro``, or no write permission).
+        self.read_only = False
+        #: True while the file does not exist yet: reads see an empty store in memory.
+        self._absent = False
+        self._writes_ready = False
+        if self._target.in_memory:
+            self._use(make_engine(self._target, read_only=False), serial=True)
+            with self._write() as conn:
+                create_schema(conn)
+            self._writes_ready = True
+        else:
+            self._open_file()
 
     def close(self) -> None:
         """Release every pooled connection."""
         self.engine.dispose()
 
+    @property
+    def path(self) -> Path | None:
+        """The database file, or None for an in-memory store."""
+        return self._target.path
+
+    # -- opening ------------------------------------------------------------------------
+
+    def _open_file(self) -> None:
+        """Inspect the file read-only; connect to it, or stand in with an empty store."""
+        state = inspect(self._target)
+        self.read_only = not state.writable
+        if state.kind != "aimem":
+            self._absent = True
+            self._use(self._empty_engine(), serial=True)
+            return
+        assert state.version is not None
+        if state.version > SCHEMA_VERSION:
+            raise StorageError(
+                f"This database uses schema version {state.version}, newer than this aimem "
+                f"understands ({SCHEMA_VERSION}): upgrade aimem. The file was not changed."
+            )
+        self._absent = False
+        self._use(make_engine(self._target, read_only=self.read_only), serial=False)
+        if state.version < SCHEMA_VERSION:
+            if self.read_only:
+                raise StorageError(
+                    f"This database uses schema version {state.version} and is read-only: "
+                    "open it once with write access so aimem can upgrade it"
+                )
+            self._prepare_writes()
+
+    def _empty_engine(self) -> Engine:
+        engine = make_engine(Target(None), read_only=False)
+        with engine.execution_options(aimem_write=True).begin() as conn:
+            create_schema(conn)
+        return engine
+
+    def _use(self, engine: Engine, *, serial: bool) -> None:
+        """Switch to ``engine``; ``serial`` for a single shared connection (memory)."""
+        self.engine = engine
+        self._writer = engine.execution_options(aimem_write=True)
+        self._serial = serial
+
+    def _prepare_writes(self) -> None:
+        """Before the first write: create the file if needed, WAL, schema up to date."""
+        with self._lock:
+            if self._writes_ready:
+                return
+            if self.read_only:
+                raise StorageError(
+                    "This database is open read-only (?mode=ro, or no write permission): "
+                    "reading works, saving or changing memories does not"
+                )
+            if self._absent:
+                self._materialize()
+            assert self._target.path is not None
+            try:
+                enable_wal(self.engine)
+            except sqlite3.Error as exc:
+                raise StorageError(f"Cannot prepare the database for writing: {exc}") from exc
+
+            def run() -> None:
+                with self._write() as conn:
+                    migrate(conn)
+
+            self._with_retry(run)
+            self._writes_ready = True
+
+    def _materialize(self) -> None:
+        """Create the database file (and its folder) on the first write."""
+        assert self._target.path is not None
+        state = inspect(self._target)  # another process may have created it meanwhile
+        if state.kind == "aimem" and (state.version or 0) > SCHEMA_VERSION:
+            raise StorageError(
+                f"This database uses schema version {state.version}, newer than this aimem "
+                f"understands ({SCHEMA_VERSION}): upgrade aimem. The file was not changed."
+            )
+        try:
+            self._target.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"Cannot create the database folder: {exc.strerror}") from exc
+        stand_in = self.engine
+        self._use(make_engine(self._target, read_only=False), serial=False)
+        self._absent = False
+        stand_in.dispose()
+
+    def _refresh_absent(self) -> None:
+        """A store read as empty: if another process created the file since, read it."""
+        if self._target.path is None or not self._target.path.exists():
+            return
+        with self._lock:
+            if not self._absent:
+                return
+            state = inspect(self._target)
+            if state.kind == "aimem":
+                stand_in = self.engine
+                self._open_file()
+                stand_in.dispose()
+
     # -- transactions and retries -------------------------------------------------------
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
-            yield conn
+        if self._absent:
+            self._refresh_absent()
+        if self._serial:
+            with self._lock, self.engine.connect() as conn:
+                yield conn
+        else:
+            with self.engine.connect() as conn:
+                yield conn
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
-        with self._writer.begin() as conn:
-            yield conn
+        if self._serial:
+            with self._lock, self._writer.begin() as conn:
+                yield conn
+        else:
+            with self._writer.begin() as conn:
+                yield conn
 
     def _with_retry(self, operation: Callable[[], T]) -> T:
         """Run ``operation``, retrying a bounded number of times while SQLite stays locked."""
@@ -84,6 +208,8 @@ class Database:
                 raise
             except SQLAlchemyError as exc:
                 raise StorageError(f"Database error: {_short(exc)}") from exc
+            except sqlite3.Error as exc:
+                raise StorageError(f"Database error: {_short(exc)}") from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _reading(self, work: Callable[[Connection], T]) -> T:
@@ -94,6 +220,9 @@ class Database:
         return self._with_retry(run)
 
     def _writing(self, work: Callable[[Connection], T]) -> T:
+        if not self._writes_ready:
+            self._prepare_writes()
+
         def run() -> T:
             with self._write() as conn:
                 return work(conn)
@@ -106,30 +235,6 @@ class Database:
         if self._archived_since_compaction >= COMPACT_EVERY:
             q.compact_active_index(conn)
             self._archived_since_compaction = 0
-
-    def _init_schema(self) -> None:
-        meta = MetaRow.__table__  # type: ignore[attr-defined]
-        with self._write() as conn:
-            SQLModel.metadata.create_all(conn)
-            for ddl in SQLITE_FTS_DDL:
-                conn.exec_driver_sql(ddl)
-            stored = conn.execute(
-                select(meta.c.value).where(meta.c.key == "schema_version")
-            ).scalar_one_or_none()
-            if stored is None:
-                conn.execute(insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
-            elif int(stored) > SCHEMA_VERSION:
-                raise StorageError(
-                    f"This database uses schema version {stored}, newer than this aimem "
-                    f"understands ({SCHEMA_VERSION}): upgrade aimem."
-                )
-            elif int(stored) < SCHEMA_VERSION:
-                # Every migration so far only adds tables and triggers, created above.
-                conn.execute(
-                    update(meta)
-                    .where(meta.c.key == "schema_version")
-                    .values(value=str(SCHEMA_VERSION))
-                )
 
     # -- reads --------------------------------------------------------------------------
 
@@ -496,9 +601,18 @@ class Database:
         self._writing(lambda conn: q.set_core(conn, namespace, text))
 
     def reinforce(self, namespace: str, memory_ids: Sequence[str]) -> None:
-        """Bump access counters of memories just returned to a caller, in one statement."""
-        if memory_ids:
-            self._writing(lambda conn: q.reinforce(conn, namespace, memory_ids))
+        """Bump access counters of memories just returned to a caller, in one statement.
+
+        A read-only store answers searches without it (said at debug level).
+        """
+        if not memory_ids:
+            return
+        if self.read_only:
+            log.debug(
+                "aimem: read-only store, access counts of %d memories not bumped", len(memory_ids)
+            )
+            return
+        self._writing(lambda conn: q.reinforce(conn, namespace, memory_ids))
 
 
 def check_version(current: Memory, expected_version: int | None) -> None:
@@ -510,58 +624,7 @@ def check_version(current: Memory, expected_version: int | None) -> None:
         )
 
 
-# -- SQLite plumbing ------------------------------------------------------------------
-
-
-def _sqlite_engine(url: str) -> Engine:
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite":
-        raise StorageError(
-            "This version of aimem stores memories in SQLite only: use a URL such as "
-            "sqlite:///agent.db (PostgreSQL support is planned, not yet available)"
-        )
-    database = parsed.database or ""
-    if database in ("", ":memory:") or database.startswith("file:"):
-        raise StorageError(
-            "aimem needs a SQLite file, not an in-memory database: "
-            "pass a path such as sqlite:///agent.db"
-        )
-    Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(
-        url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
-    )
-    _install_sqlite_hooks(engine)
-    return engine
-
-
-def _install_sqlite_hooks(engine: Engine) -> None:
-    """WAL, busy timeout, and BEGIN IMMEDIATE for writers.
-
-    pysqlite's own transaction handling is switched off so SQLAlchemy's "begin" event
-    decides how each transaction starts: readers take no lock, writers take the write
-    lock up front and so cannot deadlock upgrading a read lock.
-    """
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        for _ in range(50):
-            try:
-                cursor.execute("PRAGMA journal_mode = WAL")
-                break
-            except sqlite3.OperationalError as exc:  # another process is switching it too
-                if "locked" not in str(exc):
-                    raise
-                time.sleep(0.05)
-        cursor.execute("PRAGMA synchronous = NORMAL")
-        cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Any) -> None:
-        write = conn.get_execution_options().get("aimem_write", False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+# -- SQLite errors ---------------------------------------------------------------------
 
 
 def _is_lock_error(exc: OperationalError) -> bool:

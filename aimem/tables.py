@@ -13,8 +13,12 @@ from sqlalchemy.engine import Dialect
 from sqlmodel import Column, Field, SQLModel
 
 __all__ = [
+    "FTS_TABLES",
+    "FTS_TRIGGERS",
     "SCHEMA_VERSION",
     "SQLITE_FTS_DDL",
+    "SQLITE_FTS_FILL",
+    "SQLITE_TRIGGER_DDL",
     "CoreRow",
     "HistoryRow",
     "IdempotencyRow",
@@ -27,7 +31,9 @@ __all__ = [
 
 #: Bumped by any change a migration must handle; stored in ``aimem_meta``.
 #: 2 added ``idempotency_keys`` (created on open; nothing else changed).
-SCHEMA_VERSION = 2
+#: 3 indexes ``memories.terms`` (aimem's own namespace-scoped keyword terms) instead of
+#: SQLite's tokenization of the texts (``migrations.py`` rebuilds the index).
+SCHEMA_VERSION = 3
 
 
 def utcnow() -> datetime:
@@ -83,8 +89,9 @@ class MemoryRow(SQLModel, table=True):
     namespace: str = Field(sa_column=Column(String(64), nullable=False))
     content: str = Field(sa_column=Column(Text, nullable=False))
     content_hash: str = Field(sa_column=Column(String(64), nullable=False))
-    #: CJK bigrams of content and interpretation, for the keyword index (see keywords.py).
-    cjk_terms: str = Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
+    #: Keyword terms of content and interpretation (``keywords.index_terms``), unprefixed;
+    #: the index triggers prefix each with the namespace.
+    terms: str = Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
     interpreted_content: str = Field(sa_column=Column(Text, nullable=False))
     emotional_impact: float | None = None
     user_relevance: float | None = None
@@ -184,30 +191,43 @@ class MetaRow(SQLModel, table=True):
     value: str
 
 
-# Two keyword indexes over raw and interpreted text, kept in step by triggers:
-# memories_fts holds every memory (searches that include the archive), and
-# memories_active_fts only the active ones, so the everyday search and the related
-# lookup on each save cost what the active set costs, however large the archive grows.
-_FTS_COLUMNS = "content, interpreted_content, cjk_terms"
-_FTS_OPTIONS = (
-    f"{_FTS_COLUMNS}, content='memories', content_rowid='seq', "
-    "tokenize='porter unicode61 remove_diacritics 2'"
-)
+# Two keyword indexes over ``memories.terms``, kept in step by triggers: memories_fts
+# holds every memory (searches that include the archive), and memories_active_fts only
+# the active ones, so the everyday search and the related lookup on each save cost what
+# the active set costs, however large the archive grows. Each term is prefixed with its
+# namespace (``keywords.namespace_prefix``), so posting lists, document counts and costs
+# are the namespace's own. Contentless: the text is in ``memories`` already; the
+# triggers hand the index the exact terms to add or remove. aimem stems and folds the
+# terms itself, so the tokenizer only splits on spaces.
+_FTS_OPTIONS = "terms, content='', tokenize='ascii'"
+
+
+def _scoped_terms(row: str) -> str:
+    """SQL for ``row``'s terms, each prefixed with its namespace's hex and ``q``."""
+    prefix = f"lower(hex({row}.namespace)) || 'q'"
+    return (
+        f"CASE WHEN {row}.terms = '' THEN '' ELSE "
+        f"{prefix} || replace({row}.terms, ' ', ' ' || {prefix}) END"
+    )
 
 
 def _fts_add(index: str, row: str, when: str = "") -> str:
     """Index ``row`` ('new' or 'old') in ``index``, only if ``when`` holds."""
-    values = f"{row}.seq, {row}.content, {row}.interpreted_content, {row}.cjk_terms"
-    return f"INSERT INTO {index}(rowid, {_FTS_COLUMNS}) SELECT {values} {when};"
+    return f"INSERT INTO {index}(rowid, terms) SELECT {row}.seq, {_scoped_terms(row)} {when};"
 
 
 def _fts_remove(index: str, row: str, when: str = "") -> str:
-    """Remove ``row`` from an external-content index (it must pass the indexed values)."""
-    values = f"'delete', {row}.seq, {row}.content, {row}.interpreted_content, {row}.cjk_terms"
-    return f"INSERT INTO {index}({index}, rowid, {_FTS_COLUMNS}) SELECT {values} {when};"
+    """Remove ``row`` from a contentless index (it must pass the indexed terms)."""
+    return (
+        f"INSERT INTO {index}({index}, rowid, terms) "
+        f"SELECT 'delete', {row}.seq, {_scoped_terms(row)} {when};"
+    )
 
 
 _NEW_ACTIVE, _OLD_ACTIVE = "WHERE new.archived_at IS NULL", "WHERE old.archived_at IS NULL"
+#: Keyword index objects, dropped and rebuilt by the schema 3 migration.
+FTS_TABLES = ("memories_fts", "memories_active_fts")
+FTS_TRIGGERS = ("memories_fts_ai", "memories_fts_ad", "memories_fts_au", "memories_active_fts_au")
 SQLITE_FTS_DDL = (
     f"CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5({_FTS_OPTIONS})",
     f"CREATE VIRTUAL TABLE IF NOT EXISTS memories_active_fts USING fts5({_FTS_OPTIONS})",
@@ -217,14 +237,22 @@ SQLITE_FTS_DDL = (
     f"""CREATE TRIGGER IF NOT EXISTS memories_fts_ad AFTER DELETE ON memories BEGIN
         {_fts_remove("memories_fts", "old")}
         {_fts_remove("memories_active_fts", "old", _OLD_ACTIVE)} END""",
-    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_au
-        AFTER UPDATE OF content, interpreted_content, cjk_terms ON memories BEGIN
+    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_au AFTER UPDATE OF terms ON memories BEGIN
         {_fts_remove("memories_fts", "old")}
         {_fts_add("memories_fts", "new")} END""",
     f"""CREATE TRIGGER IF NOT EXISTS memories_active_fts_au
-        AFTER UPDATE OF content, interpreted_content, cjk_terms, archived_at ON memories BEGIN
+        AFTER UPDATE OF terms, archived_at ON memories BEGIN
         {_fts_remove("memories_active_fts", "old", _OLD_ACTIVE)}
         {_fts_add("memories_active_fts", "new", _NEW_ACTIVE)} END""",
+)
+#: Fill freshly created keyword indexes from the table (the schema 3 migration).
+SQLITE_FTS_FILL = (
+    f"INSERT INTO memories_fts(rowid, terms) SELECT seq, {_scoped_terms('memories')} FROM memories",
+    f"INSERT INTO memories_active_fts(rowid, terms) SELECT seq, {_scoped_terms('memories')} "
+    "FROM memories WHERE archived_at IS NULL",
+)
+#: Counters, cascades and the append-only guard, alongside the keyword index.
+SQLITE_TRIGGER_DDL = (
     # A row is "capped" (counts toward max_memories) while active, unpinned and judged.
     """CREATE TRIGGER IF NOT EXISTS memories_count_ai AFTER INSERT ON memories
         WHEN new.archived_at IS NULL AND NOT new.pinned AND new.priority_score IS NOT NULL

@@ -31,7 +31,7 @@ from sqlalchemy import Connection, insert, select
 
 from . import queries as q
 from .exceptions import AimemError
-from .keywords import cjk_index_text
+from .keywords import index_terms
 from .models import Memory
 from .scoring import priority_from
 from .tables import SCHEMA_VERSION, utcnow
@@ -476,15 +476,13 @@ def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list
     ids: list[str] = []
     for m in parsed.memories:
         row = m.model_dump(exclude={"kind", "vector", "idempotency_keys"})
-        pending = m.priority_score is None
-        terms = m.content if pending else f"{m.content}\n{m.interpreted_content}"
         seq = conn.execute(
             insert(q.MEMORIES).returning(q.m.seq),
             {
                 **row,
                 "namespace": namespace,
                 "content_hash": q.content_hash(m.content),
-                "cjk_terms": cjk_index_text(terms),
+                "terms": index_terms((m.content, m.interpreted_content)),
             },
         ).scalar_one()
         if m.vector is not None:

@@ -334,17 +334,24 @@ def integrity(path: Path) -> str:
     con = sqlite3.connect(path, timeout=10)
     try:
         result = "; ".join(row[0] for row in con.execute("PRAGMA integrity_check"))
-        # The full keyword index must mirror the table (rank 1: check against the content);
-        # the active one indexes only active rows by design, so only its own structure
-        # can be checked (rank 0).
-        for table, rank in (("memories_fts", 1), ("memories_active_fts", 0)):
+        # Both keyword indexes are contentless (aimem hands them its own terms), so only
+        # their structure can be checked...
+        for table in ("memories_fts", "memories_active_fts"):
             try:
-                con.execute(
-                    f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', {rank})"
-                )
+                con.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
             except sqlite3.DatabaseError as exc:
                 result += f"; {table}: {exc}"
-        # ...so compare the documents the active index holds with the active rows.
+        # ...so compare the documents each index holds with the rows it should hold.
+        con.execute(
+            "CREATE VIRTUAL TABLE temp.all_terms USING fts5vocab(main, memories_fts, instance)"
+        )
+        indexed_all = {row[0] for row in con.execute("SELECT DISTINCT doc FROM temp.all_terms")}
+        every = {row[0] for row in con.execute("SELECT seq FROM memories")}
+        if indexed_all != every:
+            result += (
+                f"; memories_fts: {len(indexed_all - every)} stale, "
+                f"{len(every - indexed_all)} missing documents"
+            )
         con.execute(
             "CREATE VIRTUAL TABLE temp.active_terms "
             "USING fts5vocab(main, memories_active_fts, instance)"
@@ -429,13 +436,17 @@ class StressResult:
 
 
 def create_database(url: str, max_memories: int) -> None:
-    """Create the file and schema up front, so workers and the observer find it."""
+    """Create the file and schema up front, so workers and the observer find it.
+
+    Opening alone creates nothing (a store is created by its first write): prune writes.
+    """
     import aimem
     from aimem.testing import FixedJudge
 
-    aimem.MemoryStore(
+    with aimem.MemoryStore(
         url, judge=FixedJudge(), max_memories=max_memories, min_priority_score=0.0
-    ).close()
+    ) as store:
+        store.prune()
 
 
 def run_stress(

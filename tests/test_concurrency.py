@@ -30,6 +30,12 @@ def _store(url: str, judge: Any = None, **overrides: Any) -> aimem.MemoryStore:
     return aimem.MemoryStore(url, judge=judge or FixedJudge(), **settings)
 
 
+def _create(url: str, **overrides: Any) -> None:
+    """Create the file and schema (a store is created by its first write: prune writes)."""
+    with _store(url, **overrides) as store:
+        store.prune()
+
+
 def _forgetting_key(m: aimem.Memory) -> tuple[float, Any, str]:
     """DESIGN.md: the lowest (priority asc, created_at asc, id asc) is archived first."""
     assert m.priority_score is not None
@@ -120,6 +126,7 @@ def test_eight_threads_sharing_one_store(tmp_path: Path) -> None:
     url = f"sqlite:///{db}"
     observer = CapObserver(db)
     with _store(url, max_memories=cap) as store:
+        store.prune()  # creates the file the observer reads
         observer.start()
         try:
             ids, errors = _run_threads(
@@ -135,7 +142,7 @@ def test_eight_threads_sharing_one_store(tmp_path: Path) -> None:
 def test_four_threads_each_with_its_own_store(tmp_path: Path) -> None:
     db, cap = tmp_path / "threads.db", 50
     url = f"sqlite:///{db}"
-    _store(url, max_memories=cap).close()
+    _create(url, max_memories=cap)
 
     def saver(t: int) -> list[str]:
         with _store(url, max_memories=cap) as store:
@@ -151,7 +158,7 @@ def test_async_stores_in_four_threads_write_on_parallel_connections(tmp_path: Pa
     # do write at the same time: 4 loops x 25 concurrent saves.
     db, cap = tmp_path / "threads.db", 30
     url = f"sqlite:///{db}"
-    _store(url, max_memories=cap).close()
+    _create(url, max_memories=cap)
 
     async def burst(t: int) -> list[str]:
         async with aimem.AsyncMemoryStore(
@@ -176,7 +183,7 @@ def test_async_stores_in_four_threads_write_on_parallel_connections(tmp_path: Pa
 def test_other_process_saves_while_a_judgement_is_in_progress(tmp_path: Path) -> None:
     db = tmp_path / "judge.db"
     url = f"sqlite:///{db}"
-    _store(url).close()
+    _create(url)
     entered, release, left = tmp_path / "entered", tmp_path / "release", tmp_path / "left"
     ack = tmp_path / "a-ack.txt"
     procs = []

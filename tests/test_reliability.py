@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import aimem
+from aimem.tables import SCHEMA_VERSION
 from aimem.testing import FixedJudge
 
 
@@ -262,7 +263,7 @@ def test_a_version_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
     con = sqlite3.connect(path)
     [(version,)] = con.execute("SELECT value FROM aimem_meta WHERE key = 'schema_version'")
     con.close()
-    assert version == "2"
+    assert version == str(SCHEMA_VERSION)
 
 
 def test_a_failed_batch_stops_the_other_judgements(db_url: str) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import aimem
-from aimem.keywords import fts_query
+from aimem.keywords import fts_query, scoped
 from aimem.tables import SCHEMA_VERSION
 from aimem.testing import FixedJudge
 
@@ -39,8 +39,14 @@ def test_default_database_lives_in_platform_data_dir(tmp_path: Path) -> None:
     assert (tmp_path / "xdg-data" / "aimem" / "aimem.db").is_file()
 
 
+def _create(db_url: str) -> None:
+    """Create the file (a store is created by its first write, and prune writes)."""
+    with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
+        store.prune()
+
+
 def test_newer_schema_is_refused(db_url: str) -> None:
-    aimem.MemoryStore(db_url, judge=FixedJudge()).close()
+    _create(db_url)
     con = sqlite3.connect(_path(db_url))
     con.execute("UPDATE aimem_meta SET value = '999' WHERE key = 'schema_version'")
     con.commit()
@@ -49,9 +55,15 @@ def test_newer_schema_is_refused(db_url: str) -> None:
         aimem.MemoryStore(db_url, judge=FixedJudge())
 
 
-def test_in_memory_sqlite_is_refused_with_a_fix() -> None:
-    with pytest.raises(aimem.StorageError, match=r"sqlite:///agent\.db"):
-        aimem.MemoryStore("sqlite://", judge=FixedJudge())
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
+def test_in_memory_stores_work_and_are_private(url: str) -> None:
+    with (
+        aimem.MemoryStore(url, judge=FixedJudge()) as one,
+        aimem.MemoryStore(url, judge=FixedJudge()) as other,
+    ):
+        saved = one.save("Quick test memory about tea")
+        assert [h.memory.id for h in one.search("tea")] == [saved.id]
+        assert other.list() == []  # each in-memory store is its own database
 
 
 def _events(db_url: str, memory_id: str) -> list[tuple[str, int]]:
@@ -113,7 +125,7 @@ def test_delete_leaves_no_text_behind(db_url: str) -> None:
 
 
 def test_capacity_queries_use_the_index(db_url: str) -> None:
-    aimem.MemoryStore(db_url, judge=FixedJudge()).close()
+    _create(db_url)
     con = sqlite3.connect(_path(db_url))
     try:
         plans = [
@@ -235,7 +247,7 @@ def test_keyword_indexes_stay_right_through_archive_restore_and_compaction(
         assert saved[0].id not in {h.memory.id for h in store.search("garden")}
     con = sqlite3.connect(_path(db_url))
     try:  # the full index mirrors the table exactly
-        con.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)")
+        con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
     finally:
         con.close()
 
@@ -256,15 +268,20 @@ def test_term_budget_never_picks_a_common_word_by_rarity(
             counts_capped = q.affordable_terms(
                 conn,
                 "memories_active_fts",
-                ["common", "words", "everywhere"],
+                scoped(["common", "words", "everywhere"], "default"),
                 3,
                 6,
                 keep_rarest=False,
             )
             assert counts_capped == [], "every term is over the budget: none is 'rarest'"
             assert q.affordable_terms(
-                conn, "memories_active_fts", ["common", "zebra"], 3, 6, keep_rarest=False
-            ) == ["zebra"]
+                conn,
+                "memories_active_fts",
+                scoped(["common", "zebra"], "default"),
+                3,
+                6,
+                keep_rarest=False,
+            ) == scoped(["zebra"], "default")
             related = q.keyword_matches(
                 conn, "default", "common words everywhere", limit=5, related=True
             )

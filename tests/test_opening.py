@@ -1,0 +1,270 @@
+"""Opening reads before it writes: foreign, newer, damaged, read-only and missing files.
+
+Every check goes through the public surface (the API, or the CLI in a subprocess) on a
+real file, and compares the file's bytes before and after where nothing may change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import aimem
+from aimem.tables import SCHEMA_VERSION
+from aimem.testing import FixedJudge
+
+AIMEM = str(Path(sys.executable).with_name("aimem"))
+V2_SCHEMA = Path(__file__).parent / "data" / "schema_v2.sql"
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([AIMEM, *args], capture_output=True, text=True, timeout=60)
+
+
+def _made(path: Path) -> None:
+    with aimem.MemoryStore(f"sqlite:///{path}", judge=FixedJudge()) as store:
+        store.save("I am allergic to penicillin")
+
+
+def test_reading_a_missing_store_creates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "not" / "yet" / "memories.db"
+    with aimem.MemoryStore(f"sqlite:///{path}", judge=FixedJudge()) as store:
+        assert store.list() == []
+        assert store.stats().total == 0
+        assert store.search("anything") == []
+        assert store.get_core() == ""
+    assert not (tmp_path / "not").exists()
+    for command in (["list"], ["stats"], ["search", "tea"], ["list", "--json"]):
+        result = _cli("--database-url", f"sqlite:///{path}", *command)
+        assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "not").exists()
+
+
+def test_the_first_write_creates_folder_file_and_wal(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "memories.db"
+    with aimem.MemoryStore(f"sqlite:///{path}", judge=FixedJudge()) as store:
+        assert not path.exists()
+        saved = store.save("first memory")
+        assert [m.id for m in store.list()] == [saved.id]
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        con.close()
+
+
+def test_a_store_sees_a_file_another_process_created_after_it_opened(tmp_path: Path) -> None:
+    path = tmp_path / "late.db"
+    with aimem.MemoryStore(f"sqlite:///{path}", judge=FixedJudge()) as reader:
+        assert reader.list() == []
+        _made(path)
+        assert [m.content for m in reader.list()] == ["I am allergic to penicillin"]
+
+
+def test_another_applications_database_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "other.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    con.execute("INSERT INTO invoices (total) VALUES (9.5)")
+    con.commit()
+    con.close()
+    before = _digest(path)
+    with pytest.raises(aimem.StorageError, match="another application"):
+        aimem.MemoryStore(f"sqlite:///{path}", judge=FixedJudge())
+    result = _cli("--database-url", f"sqlite:///{path}", "stats")
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "another application" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert _digest(path) == before
+    assert not Path(f"{path}-wal").exists() and not Path(f"{path}-shm").exists()
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+        assert tables == {"invoices"}
+    finally:
+        con.close()
+
+
+def test_not_a_database_is_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "garbage.db"
+    path.write_bytes(os.urandom(4096))
+    before = _digest(path)
+    with pytest.raises(aimem.StorageError, match="not a SQLite database"):
+        aimem.MemoryStore(f"sqlite:///{path}", judge=FixedJudge())
+    assert _digest(path) == before
+
+
+def _stamp(path: Path, value: str, *, journal: str = "delete") -> None:
+    con = sqlite3.connect(path)
+    con.execute(f"PRAGMA journal_mode = {journal}")
+    con.execute("UPDATE aimem_meta SET value = ? WHERE key = 'schema_version'", (value,))
+    con.commit()
+    con.close()
+
+
+def test_a_newer_schema_is_refused_and_stays_in_its_journal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "future.db"
+    _made(path)
+    _stamp(path, "999")
+    before = _digest(path)
+    with pytest.raises(aimem.StorageError, match="upgrade aimem"):
+        aimem.MemoryStore(f"sqlite:///{path}", judge=FixedJudge())
+    assert _digest(path) == before
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    finally:
+        con.close()
+
+
+def test_a_damaged_schema_stamp_is_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "damaged.db"
+    _made(path)
+    _stamp(path, "three")
+    before = _digest(path)
+    with pytest.raises(aimem.StorageError, match="damaged schema version stamp"):
+        aimem.MemoryStore(f"sqlite:///{path}", judge=FixedJudge())
+    result = _cli("--database-url", f"sqlite:///{path}", "list")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert _digest(path) == before
+
+
+def test_read_only_url_reads_and_refuses_writes(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "ro.db"
+    _made(path)
+    _stamp(path, str(SCHEMA_VERSION))  # checkpointed, rollback journal: nothing pending
+    before = _digest(path)
+    with aimem.MemoryStore(f"sqlite:///{path}?mode=ro", judge=FixedJudge()) as store:
+        [memory] = store.list()
+        caplog.set_level(logging.DEBUG, logger="aimem")
+        hits = store.search("penicillin")
+        assert [h.memory.id for h in hits] == [memory.id]
+        assert "read-only" in caplog.text  # the skipped reinforcement is said, at debug level
+        assert store.get(memory.id).access_count == memory.access_count
+        with pytest.raises(aimem.StorageError, match="read-only"):
+            store.save("a new memory")
+        with pytest.raises(aimem.StorageError, match="read-only"):
+            store.set_core("x")
+    assert _digest(path) == before
+    result = _cli("--database-url", f"sqlite:///{path}?mode=ro", "search", "penicillin")
+    assert result.returncode == 0 and "penicillin" in result.stdout
+    result = _cli("--database-url", f"sqlite:///{path}?mode=ro", "save", "more")
+    assert result.returncode == 1 and "read-only" in result.stderr
+    assert _digest(path) == before
+
+
+def test_sqlalchemy_style_read_only_uri(tmp_path: Path) -> None:
+    path = tmp_path / "ro.db"
+    _made(path)
+    with aimem.MemoryStore(f"sqlite:///file:{path}?mode=ro&uri=true", judge=FixedJudge()) as store:
+        assert len(store.list()) == 1
+        with pytest.raises(aimem.StorageError, match="read-only"):
+            store.save("no")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
+def test_a_file_without_write_permission_is_read_only(tmp_path: Path) -> None:
+    path = tmp_path / "locked" / "perm.db"
+    path.parent.mkdir()
+    _made(path)
+    _stamp(path, str(SCHEMA_VERSION))
+    path.chmod(0o444)
+    path.parent.chmod(0o555)
+    try:
+        with aimem.MemoryStore(f"sqlite:///{path}", judge=FixedJudge()) as store:
+            assert len(store.search("penicillin")) == 1
+            with pytest.raises(aimem.StorageError, match="read-only"):
+                store.save("no")
+    finally:
+        path.parent.chmod(0o755)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["not a url", "postgresql+nosuchdriver://u:secret@h/db", "sqlite:///x.db?foo=1"],
+)
+def test_unusable_urls_are_typed_errors_without_secrets(url: str) -> None:
+    with pytest.raises(aimem.StorageError) as caught:
+        aimem.MemoryStore(url, judge=FixedJudge())
+    assert "secret" not in str(caught.value)
+
+
+def test_unparseable_url_is_one_cli_line(tmp_path: Path) -> None:
+    for command in (["list"], ["stats"], ["save", "x"], []):
+        result = _cli("--database-url", "not a url", *command)
+        assert result.returncode == 1, (command, result)
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def _v2_database(path: Path) -> None:
+    """A schema-2 file as aimem 0.1 wrote it (its DDL, recorded in tests/data)."""
+    con = sqlite3.connect(path)
+    con.executescript(V2_SCHEMA.read_text())
+    con.execute("INSERT INTO aimem_meta VALUES ('schema_version', '2')")
+    rows = [
+        ("01900000-0000-7000-8000-000000000001", "default", "I am allergic to penicillin", ""),
+        ("01900000-0000-7000-8000-000000000002", "default", "猫が好きです", "猫 が 好 き で す"),
+        ("01900000-0000-7000-8000-000000000003", "other", "penicillin for the other one", ""),
+    ]
+    for memory_id, namespace, content, cjk in rows:
+        con.execute(
+            "INSERT INTO memories (id, namespace, content, content_hash, cjk_terms, "
+            "interpreted_content, emotional_impact, user_relevance, novelty, utility, "
+            "priority_score, rationale, score_source, prompt_tokens, completion_tokens, "
+            "judge_latency_ms, judge_retries, created_at, updated_at, last_accessed_at, "
+            "access_count, pinned, version) VALUES (?, ?, ?, ?, ?, ?, 0.1, 0.1, 0.1, 0.1, 0.4, "
+            "'', 'heuristic', 0, 0, 0, 0, '2026-01-01 00:00:00', '2026-01-01 00:00:00', "
+            "'2026-01-01 00:00:00', 0, 0, 1)",
+            (
+                memory_id,
+                namespace,
+                content,
+                hashlib.sha256(content.encode()).hexdigest(),
+                cjk,
+                content,
+            ),
+        )
+    con.commit()
+    con.close()
+
+
+def test_a_version_2_file_is_upgraded_to_namespaced_keyword_terms(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    _v2_database(path)
+    with aimem.MemoryStore(f"sqlite:///{path}", judge=FixedJudge()) as store:
+        assert [h.memory.content for h in store.search("penicillin")] == [
+            "I am allergic to penicillin"
+        ]
+        assert [h.memory.content for h in store.search("猫が")] == ["猫が好きです"]
+        store.save("penicillin again, newly saved")
+        assert len(store.search("penicillin")) == 2
+    con = sqlite3.connect(path)
+    try:
+        [(version,)] = con.execute("SELECT value FROM aimem_meta WHERE key = 'schema_version'")
+        assert version == str(SCHEMA_VERSION)
+        con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
+    finally:
+        con.close()
+
+
+def test_a_read_only_version_2_file_asks_for_one_writable_open(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    _v2_database(path)
+    before = _digest(path)
+    with pytest.raises(aimem.StorageError, match="write access"):
+        aimem.MemoryStore(f"sqlite:///{path}?mode=ro", judge=FixedJudge())
+    assert _digest(path) == before
