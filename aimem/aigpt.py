@@ -6,7 +6,16 @@ aigpt keeps one ATProto record (a JSON file) per memory::
     PATH/{did}/ai.syui.gpt.memory/{tid}.json   one memory each, named by a TID
 
 Reading validates the whole tree before anything is returned, so an import either
-sees every record or fails naming the bad file. Writing never touches existing records.
+sees every record or fails naming the bad file. Record texts follow the store's own
+rules (``validation.check_content`` and ``check_core_text``), so once reading succeeds
+nothing in the tree can make a save fail halfway.
+
+Trees may come from untrusted places, so reading and writing stay inside PATH: a
+symlinked did folder, collection folder or record file is refused (never followed,
+even when it points inside: it could import one record twice or be swapped for an
+outside one), and so is anything whose resolved path leaves PATH (a Windows junction).
+Only regular files of at most 16 MB are read, opened without blocking, so a FIFO or
+a device cannot hang an import. Writing never touches existing records.
 """
 
 from __future__ import annotations
@@ -16,17 +25,19 @@ import json
 import os
 import re
 import secrets
+import stat
 import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .exceptions import ValidationError
 from .memory import MemoryStore
 from .models import Memory
+from .validation import check_content, check_core_text
 
 __all__ = [
     "AigptMemory",
@@ -48,6 +59,13 @@ _DID = re.compile(r"did:[a-z]+:[A-Za-z0-9._:%-]*[A-Za-z0-9._-]")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _CLOCK_ID = secrets.randbelow(1024)  # random per process, as ATProto suggests
+_MAX_RECORD_BYTES = 16 * 1024 * 1024  # aigpt records are a few KB: this is only a fuse
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)  # a symlink swapped in after the check fails to open
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in opens at once instead of hanging
+    | getattr(os, "O_BINARY", 0)
+)
 _lock = threading.Lock()
 _last = 0
 
@@ -106,33 +124,47 @@ class ImportReport:
     memories: list[Memory]
 
 
-def read_tree(path: Path, did: str | None = None) -> AigptTree:
+def read_tree(path: Path, did: str | None = None, *, max_chars: int | None = None) -> AigptTree:
     """Read and validate one did's aigpt tree under ``path``.
 
+    Every record text must pass the store's checks (no control characters other than
+    tab and line breaks; at most ``max_chars`` characters when given). Texts are
+    returned as the files hold them; the store normalises line breaks when saving.
+
     Raises:
-        ValidationError: no such path, no single did to pick, or a bad record (the
-            message names the file relative to ``path`` and what is wrong).
+        ValidationError: no such path, no single did to pick, a bad record, or an
+            entry that is a symlink, not a regular file or over 16 MB (the message
+            names it relative to ``path`` and what is wrong).
     """
-    root = Path(path)
-    if not root.is_dir():
-        raise ValidationError(f"{root} is not a directory: point at the aigpt content path")
+    given = Path(path)
+    if not given.is_dir():
+        raise ValidationError(f"{given} is not a directory: point at the aigpt content path")
+    root = given.resolve()  # once: every entry below must stay inside it
     if did is None:
-        found = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name.startswith("did:"))
+        found = [p for p in sorted(root.iterdir()) if p.name.startswith("did:")]
+        # A stray file named did:* is not a candidate; a symlinked folder is refused.
+        found = [p for p in found if (p.is_symlink() or p.is_dir()) and _kind(root, p, "dir")]
         if len(found) != 1:
-            what = "no did:* directory" if not found else f"several dids ({', '.join(found)})"
-            raise ValidationError(f"{root} holds {what}: pass --did to choose the agent to read")
-        did = found[0]
-    if not did or "/" in did or "\\" in did or did in (".", "..") or not (root / did).is_dir():
-        raise ValidationError(f"{root} has no directory for did {did!r}: check --did")
-    core_file = root / did / CORE / "self.json"
+            names = ", ".join(_name(root, p) for p in found)
+            what = "no did:* directory" if not found else f"several dids ({names})"
+            raise ValidationError(f"{given} holds {what}: pass --did to choose the agent to read")
+        did = found[0].name
+    bad = not did or "/" in did or "\\" in did or "\x00" in did or did in (".", "..")
+    if bad or not _kind(root, root / did, "dir"):
+        raise ValidationError(f"{given} has no directory for did {did!r}: check --did")
     core: str | None = None
     handle: str | None = None
-    if core_file.is_file():
-        value, core, _ = _read(root, core_file)
+    core_dir = root / did / CORE
+    if _kind(root, core_dir, "dir") and _kind(root, core_dir / "self.json", "file"):
+        value, core, _ = _read(root, core_dir / "self.json", max_chars, core=True)
         handle = value.get("handle")
     memory_dir = root / did / MEMORY
-    files = sorted(memory_dir.glob("*.json")) if memory_dir.is_dir() else []
-    memories = [AigptMemory(f.stem, *_read(root, f)[1:]) for f in files if f.is_file()]
+    files = sorted(memory_dir.iterdir()) if _kind(root, memory_dir, "dir") else []
+    memories = [
+        AigptMemory(f.stem, *_read(root, f, max_chars, core=False)[1:])
+        for f in files
+        if f.name.endswith(".json") and _kind(root, f, "file")
+    ]
     return AigptTree(did, handle, core, memories)
 
 
@@ -159,7 +191,14 @@ def write_tree(
     if core is not None:
         _check_text(core, "core")
     base = Path(path) / did
-    if any((base / MEMORY).glob("*.json")) or (base / CORE / "self.json").exists():
+    root = Path(path).resolve()
+    # Folders already there must be real ones inside the target: never write through a link.
+    for folder in (root / did, root / did / CORE, root / did / MEMORY):
+        _kind(root, folder, "dir")
+    held = (base / MEMORY).is_dir() and any(
+        p.name.endswith(".json") for p in (base / MEMORY).iterdir()
+    )
+    if held or os.path.lexists(base / CORE / "self.json"):
         raise ValidationError(f"{base} already holds aigpt records; choose an empty path")
     written = [] if core is None else [_write(base, CORE, "self", core, None, handle)]
     (base / MEMORY).mkdir(parents=True, exist_ok=True)
@@ -170,16 +209,11 @@ def write_tree(
 def import_tree(store: MemoryStore, path: Path, did: str | None = None) -> ImportReport:
     """Load an aigpt tree into ``store``: each memory is judged; the core replaces the store's.
 
-    The tree is validated first and memories are saved before the core, so a bad
+    The whole tree, core text included, is validated with the store's own rules and
+    limit first, and memories are saved (in one transaction) before the core, so a bad
     file or a failing judge leaves the store as it was.
     """
-    tree = read_tree(path, did)
-    limit = store.settings.max_content_chars
-    texts = [(f"{tree.did}/{CORE}/self.json", tree.core or "")]
-    texts += [(f"{tree.did}/{MEMORY}/{m.rkey}.json", m.text) for m in tree.memories]
-    for name, text in texts:
-        if len(text) > limit:
-            raise ValidationError(f"{name} is over max_content_chars ({limit}): raise the limit")
+    tree = read_tree(path, did, max_chars=store.settings.max_content_chars)
     saved = store.save_many([m.text for m in tree.memories]) if tree.memories else []
     if tree.core is not None:
         store.set_core(tree.core)
@@ -216,12 +250,73 @@ def _stamp(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def _read(root: Path, file: Path) -> tuple[dict[str, Any], str, datetime | None]:
-    """One record's ``value``, text and createdAt; any flaw names the file (relative)."""
-    name = file.relative_to(root).as_posix()
+def _name(root: Path, entry: Path) -> str:
+    """``entry`` relative to ``root``, quoted when it holds characters a terminal would act on."""
+    name = entry.relative_to(root).as_posix()
+    return name if name.isprintable() else repr(name)
+
+
+def _kind(root: Path, entry: Path, want: Literal["dir", "file"]) -> str:
+    """``want`` ("dir" or "file") when ``entry`` is one, "" when it does not exist.
+
+    Anything else (a symlink, a FIFO or device, a folder where a file belongs, a path
+    resolving outside ``root``) raises ValidationError naming ``entry``.
+    """
+    name = _name(root, entry)
     try:
-        record = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        info = os.lstat(entry)
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+    except OSError as exc:
+        raise ValidationError(f"{name}: cannot be examined ({exc.strerror})") from exc
+    if stat.S_ISLNK(info.st_mode):
+        where = "inside" if _inside(root, entry) else "outside"
+        raise ValidationError(
+            f"{name}: is a symlink pointing {where} the tree; symlinks are not followed, "
+            "so an aigpt tree is read and written only inside its path: copy the real "
+            "file or folder into place"
+        )
+    if not _inside(root, entry):  # a Windows junction is not a symlink, but leads elsewhere
+        raise ValidationError(f"{name}: points outside the tree; it is not followed")
+    if want == "dir" and not stat.S_ISDIR(info.st_mode):
+        raise ValidationError(f"{name}: is not a directory")
+    if want == "file" and not stat.S_ISREG(info.st_mode):
+        raise ValidationError(f"{name}: is not a regular file (a FIFO, device or folder)")
+    return want
+
+
+def _inside(root: Path, entry: Path) -> bool:
+    try:
+        return entry.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+        return False
+
+
+def _load(root: Path, file: Path) -> bytes:
+    """A record file's bytes; it must still be a regular file of at most 16 MB when opened."""
+    name = _name(root, file)
+    try:
+        fd = os.open(file, _OPEN_FLAGS)
+    except OSError as exc:  # ELOOP: a symlink appeared since the check
+        raise ValidationError(f"{name}: cannot be opened ({exc.strerror})") from exc
+    with os.fdopen(fd, "rb") as stream:
+        info = os.fstat(stream.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ValidationError(f"{name}: is not a regular file (a FIFO, device or folder)")
+        data = stream.read(_MAX_RECORD_BYTES + 1) if info.st_size <= _MAX_RECORD_BYTES else b""
+        if info.st_size > _MAX_RECORD_BYTES or len(data) > _MAX_RECORD_BYTES:
+            raise ValidationError(f"{name}: is over 16 MB, too large for an aigpt record")
+    return data
+
+
+def _read(
+    root: Path, file: Path, max_chars: int | None, *, core: bool
+) -> tuple[dict[str, Any], str, datetime | None]:
+    """One record's ``value``, text and createdAt; any flaw names the file (relative)."""
+    name = _name(root, file)
+    try:
+        record = json.loads(_load(root, file).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValidationError(f"{name}: not readable JSON ({exc})") from exc
     value = record.get("value") if isinstance(record, dict) else None
     content = value.get("content") if isinstance(value, dict) else None
@@ -231,6 +326,16 @@ def _read(root: Path, file: Path) -> tuple[dict[str, Any], str, datetime | None]
     if not isinstance(text, str) or not text.strip():
         problem = "empty" if isinstance(text, str) else f"a {type(text).__name__}, not a string"
         raise ValidationError(f"{name}: value.content.text is {problem}")
+    if max_chars is not None and len(text) > max_chars:
+        raise ValidationError(f"{name} is over max_content_chars ({max_chars}): raise the limit")
+    limit = len(text) if max_chars is None else max_chars
+    try:  # the store's own rules, so that saving cannot fail on this text later
+        if core:
+            check_core_text(text, limit)
+        else:
+            check_content(text, limit, what="value.content.text")
+    except ValidationError as exc:
+        raise ValidationError(f"{name}: {exc}") from exc
     if not isinstance(value.get("handle", ""), str):
         raise ValidationError(f"{name}: value.handle is not a string")
     with contextlib.suppress(TypeError, ValueError):
