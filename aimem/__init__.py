@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .embeddings import Embedder, EmbeddingError, LocalEmbedder, OpenAIEmbedder
+from .embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
 from .exceptions import (
     AimemError,
     ConflictError,
+    EmbedderMismatchError,
+    EmbeddingError,
     JudgeError,
     NotFoundError,
     StorageError,
@@ -44,6 +46,7 @@ __all__ = [
     "AsyncMemoryStore",
     "ConflictError",
     "Embedder",
+    "EmbedderMismatchError",
     "EmbeddingError",
     "ExportReport",
     "HeuristicJudge",

@@ -1,4 +1,4 @@
-"""``aimem export``, ``import``, ``backup`` and ``reinterpret``: moving and mending a store.
+"""``aimem export``, ``import``, ``backup``, ``reinterpret``, ``reembed``: moving and mending.
 
 Thin like the other commands: each calls one store method and reports what it did.
 """
@@ -8,12 +8,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.text import Text
 
-from .cli_commands import Session, count_of, dump, print_json, show_archived
+from .cli_commands import CommandError, Session, count_of, dump, print_json, show_archived
+from .embedder_spec import SPEC_HELP, parse_spec
+from .heuristic import HeuristicJudge
+from .memory import MemoryStore
 from .render import memory_list_table
+from .settings import Settings
 
-__all__ = ["backup", "export", "import_", "reinterpret"]
+__all__ = ["backup", "export", "import_", "reembed", "reinterpret"]
 
 
 def export(s: Session, args: argparse.Namespace) -> int:
@@ -66,3 +71,32 @@ def reinterpret(s: Session, args: argparse.Namespace) -> int:
     s.out.print(f"{count_of(len(judged), 'memory', 'memories')} judged, {left} still pending.")
     show_archived(s, "Archived to stay within capacity")
     return 0 if left == 0 else 1
+
+
+def reembed(s: Session, args: argparse.Namespace) -> int:
+    """``aimem reembed``: every memory's vector again, from the given or configured embedder."""
+    spec = args.embedder or Settings.load(database_url=s.database_url).embedder
+    if parse_spec(spec) is None:  # checks the spec; builds nothing yet
+        raise CommandError(
+            f"reembed needs an embedder: pass --embedder ({SPEC_HELP}) or set AIMEM_EMBEDDER"
+        )
+    columns = (TextColumn("re-embedding"), BarColumn(), MofNCompleteColumn())
+    store = MemoryStore(
+        s.database_url, judge=HeuristicJudge(), embedder=spec, namespace=s.namespace
+    )
+    embedder = store.embedder
+    assert embedder is not None
+    with (
+        store,
+        Progress(*columns, console=s.err, transient=True, disable=not s.err.is_terminal) as bar,
+    ):
+        task = bar.add_task("reembed", total=None)
+        done = store.reembed(
+            batch_size=args.batch,
+            progress=lambda finished, total: bar.update(task, completed=finished, total=total),
+        )
+    s.out.print(
+        f"Re-embedded {count_of(done, 'memory', 'memories')} with {embedder.name} "
+        f"({embedder.dim} dimensions)."
+    )
+    return 0

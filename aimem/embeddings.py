@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import openai
 
-from .exceptions import AimemError, ValidationError
+from .exceptions import EmbeddingError, ValidationError
 from .openai_transport import (
     OwnsClient,
     UnreadableResponseError,
@@ -65,20 +65,6 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in the same order."""
         ...
-
-
-class EmbeddingError(AimemError):
-    """The embedder could not produce valid vectors.
-
-    Attributes:
-        attempts: how many requests were sent before giving up.
-        errors: one line per failed attempt, oldest first.
-    """
-
-    def __init__(self, message: str, *, attempts: int = 0, errors: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.attempts = attempts
-        self.errors = list(errors)
 
 
 class OpenAIEmbedder(OwnsClient):

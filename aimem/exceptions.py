@@ -3,9 +3,12 @@
 ```
 AimemError
 ├── ValidationError (also ValueError)    bad input from the caller: fix the call
+│   └── EmbedderMismatchError            the embedder's vectors differ from the stored ones
 ├── NotFoundError   (also KeyError)      no memory with that id in this namespace
 ├── ConflictError                        stale expected_version, reused idempotency key
 ├── JudgeError                           the LLM failed after retries or kept answering badly
+├── EmbeddingError                       the embedder failed or answered badly
+│   └── EmbedderMismatchError            (also a ValidationError: reembed, or configure it)
 └── StorageError                         the database could not be read or written
 ```
 
@@ -20,6 +23,8 @@ from collections.abc import Sequence
 __all__ = [
     "AimemError",
     "ConflictError",
+    "EmbedderMismatchError",
+    "EmbeddingError",
     "JudgeError",
     "NotFoundError",
     "StorageError",
@@ -72,3 +77,26 @@ class JudgeError(AimemError):
         self.attempts = attempts
         self.last_raw = last_raw
         self.errors = list(errors)
+
+
+class EmbeddingError(AimemError):
+    """The embedder could not produce valid vectors.
+
+    Attributes:
+        attempts: how many requests were sent before giving up.
+        errors: one line per failed attempt, oldest first.
+    """
+
+    def __init__(self, message: str, *, attempts: int = 0, errors: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.errors = list(errors)
+
+
+class EmbedderMismatchError(EmbeddingError, ValidationError):
+    """The configured embedder makes vectors unlike the ones the store holds.
+
+    Same name, other dimension (or vectors of another dimension in an import): searching
+    them together would be meaningless. ``store.reembed()`` / ``aimem reembed``
+    re-computes the stored vectors with the configured embedder.
+    """

@@ -1,4 +1,4 @@
-"""Time-sortable unique ids (UUIDv7 layout), so id order follows creation order.
+"""Identities: time-sortable memory ids (UUIDv7 layout) and the exact-content key.
 
 The capacity manager breaks priority ties by ``created_at`` then ``id``; with v7 ids
 the second key agrees with the first even for memories saved in the same microsecond.
@@ -6,12 +6,13 @@ the second key agrees with the first even for memories saved in the same microse
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
 import uuid
 
-__all__ = ["new_id"]
+__all__ = ["content_hash", "new_id"]
 
 _lock = threading.Lock()
 _last = 0
@@ -32,3 +33,8 @@ def new_id() -> str:
     ms, low = candidate >> 74, candidate & ((1 << 74) - 1)
     value = (ms << 80) | (0x7 << 76) | ((low >> 62) << 64) | (0b10 << 62) | (low & ((1 << 62) - 1))
     return str(uuid.UUID(int=value))
+
+
+def content_hash(content: str) -> str:
+    """Exact-duplicate key: SHA-256 of the verbatim content."""
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()

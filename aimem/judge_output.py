@@ -16,8 +16,16 @@ from openai.types.shared_params import ResponseFormatJSONSchema
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
+from .exceptions import ValidationError
 from .openai_transport import UnreadableResponseError
 from .scoring import COMPONENT_MAX, COMPONENTS
+from .validation import (
+    MAX_COUNT,
+    MAX_INTERPRETATION_CHARS,
+    MAX_RATIONALE_CHARS,
+    check_label,
+    clean_text,
+)
 
 __all__ = [
     "MAX_INTERPRETATION_CHARS",
@@ -34,10 +42,10 @@ __all__ = [
     "strip_code_fence",
 ]
 
-#: A model answer longer than these is re-asked: restating even the longest allowed content
-#: fits, a runaway reply (which would bloat the row and every later prompt) does not.
-MAX_INTERPRETATION_CHARS = 20_000
-MAX_RATIONALE_CHARS = 4000
+# A model answer longer than MAX_INTERPRETATION_CHARS / MAX_RATIONALE_CHARS (the stored
+# bounds, from validation.py) is re-asked: restating even the longest allowed content fits,
+# a runaway reply (which would bloat the row and every later prompt) does not. So is one
+# with a control character: the stored-text rule is the same for a model as for a caller.
 
 
 class JudgeOutput(BaseModel):
@@ -67,14 +75,14 @@ class JudgeOutput(BaseModel):
                 f"is {len(value)} characters: write one sentence, at most "
                 f"{MAX_INTERPRETATION_CHARS}"
             )
-        return value.strip()
+        return _clean(value.strip())
 
     @field_validator("rationale")
     @classmethod
     def _short(cls, value: str) -> str:
         if len(value) > MAX_RATIONALE_CHARS:
             raise ValueError(f"is {len(value)} characters: at most {MAX_RATIONALE_CHARS}")
-        return value
+        return _clean(value)
 
     @field_validator(*COMPONENTS)
     @classmethod
@@ -82,6 +90,14 @@ class JudgeOutput(BaseModel):
         if not (math.isfinite(value) and 0.0 <= value <= COMPONENT_MAX):
             raise ValueError(f"must be a number from 0.0 to {COMPONENT_MAX}, got {value!r}")
         return value
+
+
+def _clean(value: str) -> str:
+    """The stored-text rule, as a reason the model can act on in its re-ask."""
+    try:
+        return clean_text(value, "the text")
+    except ValidationError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def output_object_schema(extra: dict[str, object] | None = None) -> dict[str, object]:
@@ -163,14 +179,27 @@ def read_reply(completion: object) -> Reply:
         content=content if isinstance(content, str) else None,
         refusal=refusal if isinstance(refusal, str) else None,
         finish_reason=finish_reason if isinstance(finish_reason, str) else None,
-        model=model if isinstance(model, str) and model else None,
+        model=_model_name(model),
         prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
         completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
     )
 
 
+def _model_name(value: object) -> str | None:
+    """The reply's model name if it is one aimem can store, else None (the judge's own)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return check_label(value, "model")
+    except ValidationError:
+        return None
+
+
 def _count(value: object) -> int:
-    return value if isinstance(value, int) and value >= 0 else 0
+    """A token count as reported, or 0 when it is not a plausible one."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT:
+        return value
+    return 0
 
 
 def parse_output(reply: Reply) -> JudgeOutput:

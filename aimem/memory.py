@@ -20,11 +20,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+import numpy as np
+
 from . import transfer
 from .batch import JudgeItem
 from .capacity import CapacityPolicy
+from .embedder_spec import embedder_from_spec
 from .embeddings import Embedder
-from .exceptions import AimemError, JudgeError, StorageError, ValidationError
+from .exceptions import (
+    AimemError,
+    EmbeddingError,
+    JudgeError,
+    NotFoundError,
+    StorageError,
+    ValidationError,
+)
 from .models import (
     ExportReport,
     ImportReport,
@@ -37,7 +47,7 @@ from .models import (
 )
 from .protocols import Judge, judge_source
 from .render import render_context
-from .retrieval import Mode, Retriever
+from .retrieval import Mode, Retriever, mismatch_message
 from .settings import Settings, default_database_url
 from .store import Database, NewMemory, Order, SearchFilters, check_version, content_hash
 from .sync import on_sync_loop, run_sync
@@ -46,6 +56,8 @@ from .validation import (
     check_contents,
     check_core_text,
     check_idempotency_key,
+    check_interpretation,
+    check_label,
     check_limit,
     check_memory_id,
     check_min_score,
@@ -54,7 +66,7 @@ from .validation import (
     check_version_number,
     check_when,
 )
-from .vectors import Vector, pack
+from .vectors import Vector, pack, unit
 
 __all__ = ["ArchiveCallback", "AsyncMemoryStore", "MemoryStore"]
 
@@ -110,16 +122,19 @@ class AsyncMemoryStore:
         database_url: str | None = None,
         *,
         judge: Judge | None = None,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
         settings: Settings | None = None,
         namespace: str = "default",
         on_archive: ArchiveCallback | None = None,
         **overrides: Any,
     ) -> None:
+        if isinstance(embedder, str):  # a spec such as "local": the setting, given here
+            overrides["embedder"] = embedder
+            embedder = None
         if embedder is not None and not isinstance(embedder, Embedder):
             raise ValidationError(
                 "embedder must have name, dim and an async embed(texts) method, "
-                "like aimem.LocalEmbedder or aimem.OpenAIEmbedder"
+                "like aimem.LocalEmbedder or aimem.OpenAIEmbedder, or be a spec such as 'local'"
             )
         if database_url is not None:
             overrides["database_url"] = database_url
@@ -127,6 +142,10 @@ class AsyncMemoryStore:
         self.settings = (
             settings.with_overrides(**overrides) if settings else Settings.load(overrides)
         )
+        # Built from the setting (AIMEM_EMBEDDER), the store owns it and closes it.
+        self._owns_embedder = embedder is None
+        if embedder is None:
+            embedder = embedder_from_spec(self.settings.embedder, self.settings)
         self.namespace = check_namespace(namespace)
         if judge is not None and not hasattr(judge, "interpret"):
             raise ValidationError("judge must have an async interpret(content, ...) method")
@@ -143,6 +162,20 @@ class AsyncMemoryStore:
             self._db, self.namespace, embedder, self.settings, self._db_call
         )
         self._closed = False
+        if embedder is not None:
+            self._check_embedder(embedder)
+
+    def _check_embedder(self, embedder: Embedder) -> None:
+        """Say at open when the embedder cannot use the stored vectors (saves will refuse)."""
+        try:
+            check_label(embedder.name, "the embedder's name")
+        except ValidationError:
+            self._db.close()
+            raise
+        dim = embedder.dim
+        stored = self._db.vector_dim(self.namespace, embedder.name)
+        if dim is not None and stored is not None and stored != dim:
+            log.warning("aimem: %s", mismatch_message(embedder.name, stored, dim))
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -170,6 +203,9 @@ class AsyncMemoryStore:
         closer = getattr(self.judge, "aclose", None) if self._owns_judge else None
         if closer is not None:
             await closer()
+        embedder_closer = getattr(self.embedder, "aclose", None) if self._owns_embedder else None
+        if embedder_closer is not None:
+            await embedder_closer()
         self._db.close()
 
     async def close(self) -> None:
@@ -256,6 +292,12 @@ class AsyncMemoryStore:
         user_context: str | None,
         vector: Vector | None,
     ) -> NewMemory:
+        """A memory ready to write; its judgement passes the stored-field rules first."""
+        if interp is not None:
+            what = "the client scores" if source == "client" else f"the judge ({source})"
+            interp = check_interpretation(
+                interp, source, self.settings.max_content_chars, what=what
+            )
         embedder = self._retriever.embedder
         return NewMemory(
             content,
@@ -533,30 +575,34 @@ class AsyncMemoryStore:
         """Judge the memories saved while the judge was failing; returns those now judged.
 
         One judge call each, oldest first. A memory whose judgement fails again stays
-        pending (logged); run this again later. Each newly judged memory then competes
-        for capacity like any other, so the capacity manager may archive some.
+        pending (logged); run this again later. One deleted meanwhile is skipped. Each
+        newly judged memory then competes for capacity like any other, so the capacity
+        manager may archive some.
         """
         ids = await self._db_call(
             self._db.pending_ids, self.namespace, check_limit(limit, allow_none=True)
         )
         judged: builtins.list[Memory] = []
         for memory_id in ids:
-            pending = await self.get(memory_id)
             try:
+                pending = await self.get(memory_id)
                 [item] = await self._judge_all(
                     [pending.content], pending.user_context, may_pend=False
                 )
-            except JudgeError as exc:
+                memory, archived = await self._db_call(
+                    self._db.reinterpret,
+                    self.namespace,
+                    memory_id,
+                    item,
+                    self.policy,
+                    event="judge",
+                )
+            except NotFoundError:
+                log.info("aimem: pending memory %s was deleted meanwhile; skipped", memory_id)
+                continue
+            except (JudgeError, ValidationError) as exc:
                 log.warning("aimem: memory %s is still pending: %s", memory_id, exc)
                 continue
-            memory, archived = await self._db_call(
-                self._db.reinterpret,
-                self.namespace,
-                memory_id,
-                item,
-                self.policy,
-                event="judge",
-            )
             self._report(archived)
             judged.append(memory)
         return judged
@@ -775,7 +821,12 @@ class AsyncMemoryStore:
         archived: builtins.list[Memory] = []
         if not parsed.errors:
             _, archived = await self._db_call(
-                self._db.import_parsed, self.namespace, parsed, self.policy, dry_run=dry_run
+                self._db.import_parsed,
+                self.namespace,
+                parsed,
+                self.policy,
+                dry_run=dry_run,
+                embedder=self._embedder_identity(),
             )
         report = ImportReport(
             ok=not parsed.errors,
@@ -792,6 +843,85 @@ class AsyncMemoryStore:
             )
         self._report(archived)
         return report
+
+    def _embedder_identity(self) -> tuple[str, int | None] | None:
+        embedder = self._retriever.embedder
+        return None if embedder is None else (embedder.name, embedder.dim)
+
+    async def reembed(
+        self,
+        *,
+        batch_size: int = 64,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> int:
+        """Re-compute every memory's vector (archived ones too) with this store's embedder.
+
+        The way out after changing embedders (another model, or the same name with
+        another dimension): all vectors of the namespace are replaced in one transaction,
+        so search never mixes the two. ``progress(done, total)`` is called after each
+        batch. Returns how many memories were embedded.
+
+        Raises:
+            ValidationError: the store has no embedder, or a bad ``batch_size``.
+            EmbeddingError: the embedder failed; the stored vectors are unchanged.
+        """
+        embedder = self._retriever.embedder
+        if embedder is None:
+            raise ValidationError(
+                "reembed needs an embedder: open the store with embedder=aimem.LocalEmbedder() "
+                "(or another) and call reembed() again"
+            )
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValidationError("batch_size must be a positive integer")
+        done = 0
+        clear = True
+        while True:  # memories saved by others meanwhile get a vector in the next round
+            rows = await self._db_call(
+                self._db.contents_to_embed, self.namespace, embedder.name, missing_only=not clear
+            )
+            if not rows and not clear:
+                break
+            vectors = await self._embed_all(embedder, [c for _, _, c in rows], batch_size, progress)
+            await self._db_call(
+                self._db.replace_vectors,
+                self.namespace,
+                embedder.name,
+                [(i, seq, pack(v)) for (i, seq, _), v in zip(rows, vectors, strict=True)],
+                clear=clear,
+            )
+            done += len(rows)
+            clear = False
+        self._retriever.forget_dimension()
+        log.info("aimem: re-embedded %d memories with %s", done, embedder.name)
+        return done
+
+    async def _embed_all(
+        self,
+        embedder: Embedder,
+        texts: Sequence[str],
+        batch_size: int,
+        progress: Callable[[int, int], object] | None,
+    ) -> builtins.list[Vector]:
+        """Unit vectors for ``texts``, in batches, all of one finite length."""
+        vectors: builtins.list[Vector] = []
+        for start in range(0, len(texts), batch_size):
+            batch = list(texts[start : start + batch_size])
+            raw = await embedder.embed(batch)
+            if len(raw) != len(batch):
+                raise EmbeddingError(
+                    f"The embedder returned {len(raw)} vectors for {len(batch)} texts"
+                )
+            vectors += [unit(v) for v in raw]
+            if progress is not None:
+                progress(len(vectors), len(texts))
+        if len({len(v) for v in vectors}) > 1 or not all(
+            len(v) and np.isfinite(v).all() for v in vectors
+        ):
+            raise EmbeddingError(
+                f"The embedder {embedder.name!r} returned vectors of differing lengths or "
+                "non-finite values; nothing was changed"
+            )
+        return vectors
 
     async def backup(self, path: str | os.PathLike[str]) -> Path:
         """Copy the whole database file (every namespace) with SQLite's online backup API.
@@ -836,7 +966,7 @@ class MemoryStore:
         database_url: str | None = None,
         *,
         judge: Judge | None = None,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
         settings: Settings | None = None,
         namespace: str = "default",
         on_archive: ArchiveCallback | None = None,
@@ -1041,6 +1171,14 @@ class MemoryStore:
     ) -> ImportReport:
         return run_sync(self._async.import_from(path, dry_run))
 
+    def reembed(  # noqa: D102
+        self,
+        *,
+        batch_size: int = 64,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> int:
+        return run_sync(self._async.reembed(batch_size=batch_size, progress=progress))
+
     def backup(self, path: str | os.PathLike[str]) -> Path:  # noqa: D102
         return run_sync(self._async.backup(path))
 
@@ -1069,6 +1207,7 @@ for _name in (
     "restore",
     "export_to",
     "import_from",
+    "reembed",
     "backup",
 ):
     getattr(MemoryStore, _name).__doc__ = getattr(AsyncMemoryStore, _name).__doc__

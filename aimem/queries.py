@@ -7,7 +7,6 @@ dozen of them and the unit-of-work bookkeeping would cost more than SQLite itsel
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from sqlalchemy.sql.elements import BindParameter
 
 from .capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
 from .exceptions import ConflictError, NotFoundError
-from .ids import new_id
+from .ids import content_hash, new_id
 from .keywords import index_terms, match_any, query_terms, quote, scoped
 from .models import Interpretation, Memory
 from .tables import (
@@ -58,6 +57,7 @@ __all__ = [
     "by_ids",
     "compact_active_index",
     "content_hash",
+    "contents_to_embed",
     "count_active_vectors",
     "count_capped",
     "delete_memory",
@@ -75,10 +75,12 @@ __all__ = [
     "record",
     "reinforce",
     "replace_interpretation",
+    "replace_vectors",
     "require",
     "select_memories",
     "set_core",
     "set_fields",
+    "vector_dim",
 ]
 
 MEMORIES: Table = MemoryRow.__table__  # type: ignore[attr-defined]
@@ -94,6 +96,8 @@ m = MEMORIES.c
 _NS: BindParameter[str] = bindparam("ns")
 _ID: BindParameter[str] = bindparam("id")
 _IDS: BindParameter[list[str]] = bindparam("ids", expanding=True)
+#: Ids per statement where a caller may pass many (SQLite allows 32,766 parameters).
+_CHUNK = 10_000
 
 
 def _of_namespace(namespace: Any) -> Any:
@@ -220,10 +224,11 @@ def require(conn: Connection, namespace: str, memory_id: str) -> Memory:
 def by_ids(conn: Connection, ids: Iterable[str]) -> dict[str, Memory]:
     """Current state of the given memories, by id (one query)."""
     wanted = list(dict.fromkeys(ids))
-    if not wanted:
-        return {}
-    rows = conn.execute(_BY_IDS, {"ids": wanted}).mappings()
-    return {row["id"]: _memory(row) for row in rows}
+    found: dict[str, Memory] = {}
+    for start in range(0, len(wanted), _CHUNK):  # SQLite caps the parameters per statement
+        rows = conn.execute(_BY_IDS, {"ids": wanted[start : start + _CHUNK]}).mappings()
+        found.update((row["id"], _memory(row)) for row in rows)
+    return found
 
 
 def active_hashes(conn: Connection, namespace: str, digests: Sequence[str]) -> set[str]:
@@ -295,11 +300,6 @@ def _interpretation_values(item: NewMemory) -> dict[str, Any]:
     if item.user_context is not None:
         values["user_context"] = item.user_context
     return values
-
-
-def content_hash(content: str) -> str:
-    """Exact-duplicate key: SHA-256 of the verbatim content."""
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 def key_target(conn: Connection, namespace: str, key: str) -> tuple[str, str] | None:
@@ -654,6 +654,71 @@ def count_active_vectors(conn: Connection, namespace: str, model: str) -> int:
         .where(m.namespace == namespace, m.archived_at.is_(None), VECTORS.c.model == model)
     )
     return int(conn.execute(query).scalar_one())
+
+
+def vector_dim(conn: Connection, namespace: str, model: str) -> int | None:
+    """The dimension of the namespace's vectors from ``model`` (all share one), if any."""
+    query = (
+        select(VECTORS.c.dim)
+        .join_from(MEMORIES, VECTORS, VECTORS.c.seq == m.seq)
+        .where(m.namespace == namespace, VECTORS.c.model == model)
+        .limit(1)
+    )
+    found = conn.execute(query).scalar_one_or_none()
+    return None if found is None else int(found)
+
+
+def contents_to_embed(
+    conn: Connection, namespace: str, model: str, *, missing_only: bool
+) -> list[tuple[str, int, str]]:
+    """``(id, seq, content)`` of all memories (archived too), or only those lacking one."""
+    query = select(m.id, m.seq, m.content).where(m.namespace == namespace).order_by(m.seq)
+    if missing_only:
+        has = select(VECTORS.c.seq).where(VECTORS.c.seq == m.seq, VECTORS.c.model == model)
+        query = query.where(~has.exists())
+    return [(str(i), int(seq), str(c)) for i, seq, c in conn.execute(query)]
+
+
+def replace_vectors(
+    conn: Connection,
+    namespace: str,
+    model: str,
+    vectors: Sequence[tuple[str, int, bytes]],
+    *,
+    clear: bool,
+) -> int:
+    """Store ``(id, seq, packed vector)`` as the memories' vectors from ``model``.
+
+    With ``clear``, every vector of the namespace goes first (another model's too), so
+    afterwards the namespace holds vectors of one embedder only. Each memory gets a
+    ``reembed`` history event, so other processes' vector indexes catch up.
+    """
+    if clear:
+        conn.execute(
+            sql_delete(VECTORS).where(
+                VECTORS.c.seq.in_(select(m.seq).where(m.namespace == namespace))
+            )
+        )
+    else:
+        seqs = [seq for _, seq, _ in vectors]
+        for start in range(0, len(seqs), 500):
+            conn.execute(sql_delete(VECTORS).where(VECTORS.c.seq.in_(seqs[start : start + 500])))
+    if vectors:
+        conn.execute(
+            _INSERT_VECTOR,
+            [
+                {"seq": seq, "model": model, "dim": len(blob) // 4, "vector": blob}
+                for _, seq, blob in vectors
+            ],
+        )
+        ids = [i for i, _, _ in vectors]
+        now = utcnow()
+        for start in range(0, len(ids), 500):
+            rows = conn.execute(
+                select(m.id, m.version).where(m.id.in_(ids[start : start + 500]))
+            ).all()
+            record(conn, namespace, [(str(i), int(v)) for i, v in rows], "reembed", now)
+    return len(vectors)
 
 
 def namespace_vectors(conn: Connection, namespace: str, model: str) -> list[tuple[str, bytes]]:

@@ -11,15 +11,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
+import numpy as np
+
 from .embeddings import Embedder
-from .exceptions import ValidationError
+from .exceptions import EmbedderMismatchError, EmbeddingError, ValidationError
 from .models import Memory, RelatedMemory, SearchHit
 from .ranking import RankingWeights, rank_hits
 from .settings import Settings
 from .store import Database, SearchFilters
 from .vectors import Vector, unit
 
-__all__ = ["CANDIDATES", "Mode", "Retriever"]
+__all__ = ["CANDIDATES", "Mode", "Retriever", "mismatch_message"]
 
 Mode = Literal["hybrid", "keyword", "semantic"]
 T = TypeVar("T")
@@ -29,6 +31,15 @@ DbCall = Callable[..., Awaitable[Any]]
 CANDIDATES = 50
 #: Related memories only need relevance: no priority or recency tie-breaks.
 _RELEVANCE_ONLY = RankingWeights(priority=0.0, recency=0.0)
+
+
+def mismatch_message(name: str, stored: int, given: int) -> str:
+    """What to do when an embedder's vectors do not match the stored ones."""
+    return (
+        f"This store's vectors from embedder {name!r} have {stored} dimensions, but the "
+        f"configured embedder makes {given}: run `aimem reembed` (or store.reembed()) to "
+        "re-compute them with it, or configure the embedder the vectors were made with"
+    )
 
 
 class Retriever:
@@ -47,6 +58,9 @@ class Retriever:
         self.embedder = embedder
         self._settings = settings
         self._db_call = db_call
+        #: Dimension the namespace's vectors from this embedder have (None: none yet).
+        self._dim: int | None = None
+        self._dim_known = False
         self.weights = RankingWeights(
             priority=settings.search_priority_weight,
             recency=settings.search_recency_weight,
@@ -62,7 +76,38 @@ class Retriever:
             raise ValidationError(
                 f"The embedder returned {len(vectors)} vectors for {len(texts)} texts"
             )
-        return [unit(v) for v in vectors]
+        units = [unit(v) for v in vectors]
+        dims = {len(v) for v in units}
+        if len(dims) != 1 or 0 in dims or not all(np.isfinite(v).all() for v in units):
+            raise EmbeddingError(
+                f"The embedder {self.embedder.name!r} returned vectors of lengths "
+                f"{sorted(dims)} or non-finite values: every vector must have one length"
+            )
+        await self.check_dimension(dims.pop())
+        return units
+
+    async def check_dimension(self, dim: int) -> None:
+        """Refuse vectors whose length differs from the ones this namespace stores.
+
+        Raises:
+            EmbedderMismatchError: same embedder name, another dimension; it says how to
+                re-compute the stored vectors.
+        """
+        assert self.embedder is not None
+        if not self._dim_known:
+            self._dim = await self._db_call(
+                self._db.vector_dim, self._namespace, self.embedder.name
+            )
+            self._dim_known = True
+        if self._dim is None:
+            self._dim = dim  # the first vectors of this namespace set it
+        elif self._dim != dim:
+            raise EmbedderMismatchError(mismatch_message(self.embedder.name, self._dim, dim))
+
+    def forget_dimension(self) -> None:
+        """Read the stored dimension again on the next embed (after a re-embed)."""
+        self._dim_known = False
+        self._dim = None
 
     async def search(
         self,

@@ -104,6 +104,13 @@ class Settings(BaseModel):
     near_duplicate_similarity: float = Field(
         default=0.95, ge=0.0, le=1.0, description="Cosine at which a related memory is flagged."
     )
+    embedder: str | None = Field(
+        default=None,
+        description=(
+            "The embedder for semantic search when none is passed: none, local, local:PATH "
+            "or openai:MODEL. None: keyword search only."
+        ),
+    )
     on_judge_error: Literal["pending", "raise"] = Field(
         default="pending",
         description=(
@@ -167,6 +174,7 @@ _ENV_NAMES = {
     "search_recency_weight": "AIMEM_SEARCH_RECENCY_WEIGHT",
     "recency_half_life_days": "AIMEM_RECENCY_HALF_LIFE_DAYS",
     "on_judge_error": "AIMEM_ON_JUDGE_ERROR",
+    "embedder": "AIMEM_EMBEDDER",
     "openai_api_key": "OPENAI_API_KEY",
     "openai_base_url": "OPENAI_BASE_URL",
 }

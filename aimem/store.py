@@ -313,18 +313,47 @@ class Database:
                     index.upsert(memory_id, unpack(blob))
             else:
                 index = self._vectors.index(conn, namespace, model, len(vector))
-            # Fetch extra candidates when filters may reject some of them.
             plain = filters == SearchFilters(include_archived=filters.include_archived)
-            ranked = index.search(vector, limit if plain else max(limit * 4, 50))
-            found = q.by_ids(conn, [memory_id for memory_id, _ in ranked])
-            hits = [
-                (found[i], cosine)
-                for i, cosine in ranked
-                if i in found and filters.admits(found[i])
-            ]
-            return hits[:limit]
+            # Filters may reject candidates: widen until the limit is met or none are left.
+            k = limit if plain else max(limit * 4, 50)
+            while True:
+                ranked = index.search(vector, k)
+                found = q.by_ids(conn, [memory_id for memory_id, _ in ranked])
+                hits = [
+                    (found[i], cosine)
+                    for i, cosine in ranked
+                    if i in found and filters.admits(found[i])
+                ]
+                if len(hits) >= limit or len(ranked) < k:
+                    return hits[:limit]
+                k *= 4
 
         return self._reading(run)
+
+    def vector_dim(self, namespace: str, model: str) -> int | None:
+        """Dimension of the namespace's stored vectors from ``model`` (None: none stored)."""
+        return self._reading(lambda conn: q.vector_dim(conn, namespace, model))
+
+    def contents_to_embed(
+        self, namespace: str, model: str, *, missing_only: bool = False
+    ) -> list[tuple[str, int, str]]:
+        """``(id, seq, content)`` of the memories to (re-)embed, archived ones too."""
+        return self._reading(
+            lambda conn: q.contents_to_embed(conn, namespace, model, missing_only=missing_only)
+        )
+
+    def replace_vectors(
+        self,
+        namespace: str,
+        model: str,
+        vectors: Sequence[tuple[str, int, bytes]],
+        *,
+        clear: bool,
+    ) -> int:
+        """Write re-computed vectors in one transaction (``clear``: drop all others first)."""
+        return self._writing(
+            lambda conn: q.replace_vectors(conn, namespace, model, vectors, clear=clear)
+        )
 
     def stats(self, namespace: str, policy: CapacityPolicy) -> Stats:
         """Counts and token totals of one namespace."""
@@ -489,18 +518,22 @@ class Database:
         policy: CapacityPolicy,
         *,
         dry_run: bool,
+        embedder: tuple[str, int | None] | None = None,
     ) -> tuple[list[str], list[Memory]]:
         """Check the file against the database, then (unless ``dry_run``) write it.
 
-        Clashes (ids, keys, active duplicates) are added to ``parsed.errors`` and nothing
-        is written. Returns ``(imported ids, memories the capacity manager archived)``.
+        Clashes (ids, keys, active duplicates, vector dimensions) are added to
+        ``parsed.errors`` and nothing is written. Returns ``(imported ids, memories the
+        capacity manager archived)``.
         """
         if dry_run:
-            parsed.errors += self._reading(lambda conn: transfer.conflicts(conn, namespace, parsed))
+            parsed.errors += self._reading(
+                lambda conn: transfer.conflicts(conn, namespace, parsed, embedder)
+            )
             return [], []
 
         def work(conn: Connection) -> tuple[list[str], list[Memory]]:
-            clashes = transfer.conflicts(conn, namespace, parsed)
+            clashes = transfer.conflicts(conn, namespace, parsed, embedder)
             if clashes:
                 parsed.errors += clashes
                 return [], []

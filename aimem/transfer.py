@@ -15,10 +15,8 @@ in one transaction. A tampered or truncated file never reaches the second step.
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import json
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,18 +28,10 @@ from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy import Connection, insert, select
 
 from . import queries as q
-from .exceptions import AimemError
+from .export_checks import check_history, check_memory, check_whole
 from .keywords import index_terms
 from .models import Memory
-from .scoring import priority_from
 from .tables import SCHEMA_VERSION, utcnow
-from .validation import (
-    MAX_USER_CONTEXT_CHARS,
-    check_content,
-    check_core_text,
-    check_idempotency_key,
-    check_user_context,
-)
 
 __all__ = [
     "FORMAT",
@@ -91,10 +81,10 @@ class CoreLine(_Strict):
 
 
 class VectorData(_Strict):
-    """A memory's embedding: float32 little-endian, base64."""
+    """A memory's embedding: float32 little-endian, base64, unit length."""
 
-    model: str = Field(min_length=1, max_length=200)
-    dim: int = Field(ge=1, le=_MAX_DIM)
+    model: str
+    dim: int
     data: str
 
 
@@ -107,35 +97,38 @@ class KeyLine(_Strict):
 
 
 class MemoryLine(_Strict):
-    """One memory, every field of ``aimem.Memory`` plus its vector and keys."""
+    """One memory, every field of ``aimem.Memory`` plus its vector and keys.
+
+    Types only: the bounds are the store's own (``_check_memory`` applies validation.py).
+    """
 
     kind: Literal["memory"]
-    id: str = Field(min_length=1, max_length=36)
+    id: str
     namespace: str
     content: str
-    interpreted_content: str = Field(min_length=1)
+    interpreted_content: str
     emotional_impact: float | None
     user_relevance: float | None
     novelty: float | None
     utility: float | None
     priority_score: float | None
-    rationale: str = Field(max_length=100_000)
-    user_context: str | None = Field(max_length=MAX_USER_CONTEXT_CHARS)
-    score_source: str = Field(min_length=1, max_length=64)
-    model: str | None = Field(max_length=200)
-    prompt_version: str | None = Field(max_length=200)
+    rationale: str
+    user_context: str | None
+    score_source: str
+    model: str | None
+    prompt_version: str | None
     created_at: datetime
     updated_at: datetime
     last_accessed_at: datetime
-    access_count: int = Field(ge=0)
+    access_count: int
     pinned: bool
-    version: int = Field(ge=1)
+    version: int
     archived_at: datetime | None
-    archive_reason: str | None = Field(max_length=64)
-    prompt_tokens: int = Field(ge=0)
-    completion_tokens: int = Field(ge=0)
-    judge_latency_ms: float = Field(ge=0, allow_inf_nan=False)
-    judge_retries: int = Field(ge=0)
+    archive_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    judge_latency_ms: float
+    judge_retries: int
     vector: VectorData | None
     idempotency_keys: list[KeyLine]
 
@@ -144,11 +137,11 @@ class HistoryLine(_Strict):
     """One event of the append-only history (never a memory's text)."""
 
     kind: Literal["history"]
-    memory_id: str = Field(min_length=1, max_length=36)
-    event: str = Field(min_length=1, max_length=32)
-    version: int = Field(ge=1)
+    memory_id: str
+    event: str
+    version: int
     at: datetime
-    detail: str = Field(max_length=10_000)
+    detail: str
 
 
 class Trailer(_Strict):
@@ -168,6 +161,13 @@ class ParsedExport:
     memories: list[MemoryLine] = field(default_factory=list)
     history: list[HistoryLine] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    #: The file's line number of each memory (same order as ``memories``).
+    memory_lines: list[int] = field(default_factory=list)
+
+    @property
+    def header_history(self) -> bool:
+        """Whether the file carries the history log."""
+        return self.header is not None and self.header.history
 
     def fail(self, message: str) -> None:
         """Record a problem (the first few are kept, with a count of the rest)."""
@@ -329,15 +329,17 @@ def parse_export(path: Path, *, max_content_chars: int) -> ParsedExport:
         if kind == "memory" and not parsed.history:
             memory = _parse_line(parsed, number, line, MemoryLine)
             if memory is not None:
-                _check_memory(parsed, number, memory, parsed.header, max_content_chars)
+                check_memory(parsed, number, memory, max_content_chars)
                 parsed.memories.append(memory)
+                parsed.memory_lines.append(number)
         elif kind == "history" and parsed.header.history:
             event = _parse_line(parsed, number, line, HistoryLine)
             if event is not None:
+                check_history(parsed, number, event)
                 parsed.history.append(event)
         else:
             parsed.fail(f"line {number}: unexpected {kind or 'unreadable'} line here")
-    _check_whole(parsed, parsed.header, parsed.core, max_content_chars)
+    check_whole(parsed, max_content_chars)
     return parsed
 
 
@@ -364,75 +366,17 @@ def _parse_line(parsed: ParsedExport, number: int, line: bytes, model: type[M]) 
         return None
 
 
-def _check_memory(
-    parsed: ParsedExport, number: int, m: MemoryLine, header: Header, max_chars: int
-) -> None:
-    """Bounds and invariants a database row must satisfy."""
+def conflicts(
+    conn: Connection,
+    namespace: str,
+    parsed: ParsedExport,
+    embedder: tuple[str, int | None] | None = None,
+) -> list[str]:
+    """What in the database would clash with the file: ids, keys, duplicates, dimensions.
 
-    def bad(message: str) -> None:
-        parsed.fail(f"line {number} (memory {m.id}): {message}")
-
-    if m.namespace != header.namespace:
-        bad(f"namespace {m.namespace!r} differs from the header's {header.namespace!r}")
-    try:
-        if check_content(m.content, max_chars) != m.content:
-            bad("content has line breaks that aimem would have normalised")
-        if check_user_context(m.user_context) != m.user_context:
-            bad("user_context is not in normal form")
-        for key in m.idempotency_keys:
-            check_idempotency_key(key.key)
-    except AimemError as exc:
-        bad(str(exc))
-    if len(m.interpreted_content) > 4 * max_chars:
-        bad("interpreted_content is too long")
-    components = (m.emotional_impact, m.user_relevance, m.novelty, m.utility)
-    if all(c is None for c in components):
-        if m.priority_score is not None:
-            bad("an unscored (pending) memory cannot have a priority_score")
-    elif any(c is None or not (0.0 <= c <= 0.25 and math.isfinite(c)) for c in components):
-        bad("each component must lie in [0, 0.25]")
-    elif m.priority_score != priority_from(*components):  # type: ignore[arg-type]
-        bad("priority_score is not the sum of the four components")
-    if (m.archived_at is None) != (m.archive_reason is None):
-        bad("archived_at and archive_reason must both be set or both be null")
-    stamps = (m.created_at, m.updated_at, m.last_accessed_at, m.archived_at)
-    if any(t is not None and t.tzinfo is None for t in stamps):
-        bad("timestamps must carry a timezone")
-    if m.vector is not None:
-        try:
-            blob = base64.b64decode(m.vector.data, validate=True)
-        except (binascii.Error, ValueError):
-            bad("vector data is not base64")
-        else:
-            if len(blob) != 4 * m.vector.dim:
-                bad(f"vector has {len(blob)} bytes, expected {4 * m.vector.dim}")
-
-
-def _check_whole(parsed: ParsedExport, header: Header, core: CoreLine, max_chars: int) -> None:
-    """Checks across lines: counts, unique ids and keys, core bounds."""
-    if header.counts.memories != len(parsed.memories):
-        parsed.fail(
-            f"header counts {header.counts.memories} memories, the file has {len(parsed.memories)}"
-        )
-    if header.counts.history != len(parsed.history):
-        parsed.fail(
-            f"header counts {header.counts.history} history events, the file has "
-            f"{len(parsed.history)}"
-        )
-    ids = [m.id for m in parsed.memories]
-    if len(set(ids)) != len(ids):
-        parsed.fail("a memory id appears more than once")
-    keys = [k.key for m in parsed.memories for k in m.idempotency_keys]
-    if len(set(keys)) != len(keys):
-        parsed.fail("an idempotency key appears more than once")
-    try:
-        check_core_text(core.text, max_chars)
-    except AimemError as exc:
-        parsed.fail(f"line 2: {exc}")
-
-
-def conflicts(conn: Connection, namespace: str, parsed: ParsedExport) -> list[str]:
-    """What in the database would clash with the file: ids, keys, active duplicates."""
+    ``embedder`` is the importing store's ``(name, dim)``: vectors of that name must have
+    its dimension, as must vectors of a model the namespace already holds.
+    """
     problems: list[str] = []
     ids = [m.id for m in parsed.memories]
     for start in range(0, len(ids), 500):
@@ -449,6 +393,18 @@ def conflicts(conn: Connection, namespace: str, parsed: ParsedExport) -> list[st
     incoming = {q.content_hash(m.content): m.id for m in parsed.memories if m.archived_at is None}
     for digest in q.active_hashes(conn, namespace, list(incoming)):
         problems.append(f"memory {incoming[digest]}: an active memory with the same content exists")
+    dims = {m.vector.model: m.vector.dim for m in parsed.memories if m.vector is not None}
+    for model, dim in dims.items():
+        stored = q.vector_dim(conn, namespace, model)
+        configured = embedder[1] if embedder is not None and embedder[0] == model else None
+        for expected in (stored, configured):
+            if expected is not None and expected != dim:
+                problems.append(
+                    f"the file's vectors from embedder {model!r} have {dim} dimensions, this "
+                    f"store's have {expected}: import into a store with that embedder, or "
+                    "re-embed one side (aimem reembed) first"
+                )
+                break
     current_core = q.get_core(conn, namespace)
     if parsed.core is not None and current_core and current_core != parsed.core.text:
         problems.append("this namespace already has a different core text; clear it first")

@@ -1,46 +1,86 @@
-r"""Checks on caller input, run before anything is judged or written.
+r"""Checks on everything aimem stores, run before anything is judged or written.
 
-Each returns the value to use or raises ``ValidationError`` naming the fix.
+Each returns the value to use or raises ``ValidationError`` naming the fix. The same
+functions guard every way in: a caller's arguments, a client-scored save (Python or
+MCP), a judge's answer (the LLM's, the heuristic's, a custom judge's) and an import, so
+whatever a save accepts round-trips through export and import, and whatever import
+refuses, a save refused first.
 
-Control characters, one rule for every text a caller hands in (content, queries,
-user_context, core text, idempotency keys): line breaks are normalised (``\r\n``
-and a lone ``\r`` become ``\n``), tab and newline are kept, and any other control
-character (C0, DEL, C1) or an unpaired surrogate is refused with its position. Text
-is otherwise stored exactly as given. Keys and user_context take no line breaks.
+Control characters, one rule for every stored text (content, interpretation, rationale,
+user_context, core text, keys, labels such as model names): line breaks are normalised
+(``\r\n`` and a lone ``\r`` become ``\n``), tab and newline are kept, and any other
+control character (C0, DEL, C1), a bidirectional override or isolate (U+202A-U+202E,
+U+2066-U+2069, which can make a terminal or another agent show text other than what
+is stored) or an unpaired surrogate is refused with its position. Text is otherwise
+stored exactly as given. Keys, labels and user_context take no line breaks.
+
+Bounds (``Bounds`` below): one table of limits for every stored field.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .exceptions import ValidationError
 
+if TYPE_CHECKING:
+    from .models import Interpretation
+
 __all__ = [
+    "MAX_COUNT",
     "MAX_IDEMPOTENCY_KEY_CHARS",
+    "MAX_INTERPRETATION_CHARS",
+    "MAX_LABEL_CHARS",
+    "MAX_LATENCY_MS",
     "MAX_LIMIT",
+    "MAX_RATIONALE_CHARS",
+    "MAX_SOURCE_CHARS",
     "MAX_USER_CONTEXT_CHARS",
     "check_content",
     "check_contents",
     "check_core_text",
+    "check_count",
     "check_idempotency_key",
+    "check_interpretation",
+    "check_label",
+    "check_latency",
     "check_limit",
     "check_memory_id",
     "check_min_score",
     "check_namespace",
+    "check_score_source",
+    "check_stored_text",
     "check_user_context",
     "check_version_number",
     "check_when",
+    "clean_text",
+    "interpretation_limit",
 ]
 
+# -- Bounds: one table for every stored field ---------------------------------------------
 MAX_USER_CONTEXT_CHARS = 1_000
 MAX_LIMIT = 1_000
 MAX_IDEMPOTENCY_KEY_CHARS = 200
+#: An interpretation restates the content: this, or ``max_content_chars`` when larger.
+MAX_INTERPRETATION_CHARS = 20_000
+MAX_RATIONALE_CHARS = 4_000
+#: ``score_source`` and ``archive_reason``.
+MAX_SOURCE_CHARS = 64
+#: ``model``, ``prompt_version`` and an embedder's name.
+MAX_LABEL_CHARS = 200
+#: Token counts, retries, access counts, versions: far below SQLite's 64-bit integers.
+MAX_COUNT = 10**12
+#: A judgement's latency: a day, in milliseconds, is already absurd.
+MAX_LATENCY_MS = 86_400_000.0
+
 _NAMESPACE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
-_REFUSED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_REFUSED_ON_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_BIDI = r"\u202a-\u202e\u2066-\u2069"
+_REFUSED = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
+_REFUSED_ON_ONE_LINE = re.compile(rf"[\x00-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
 
 
 def clean_text(text: str, what: str, *, one_line: bool = False) -> str:
@@ -49,7 +89,12 @@ def clean_text(text: str, what: str, *, one_line: bool = False) -> str:
     bad = (_REFUSED_ON_ONE_LINE if one_line else _REFUSED).search(text)
     if bad is not None:
         code = ord(bad.group())
-        kind = "an unpaired surrogate" if 0xD800 <= code <= 0xDFFF else "a control character"
+        if 0xD800 <= code <= 0xDFFF:
+            kind = "an unpaired surrogate"
+        elif code >= 0x2000:
+            kind = "a bidirectional control character"
+        else:
+            kind = "a control character"
         allowed = "no control characters" if one_line else "only tab and line breaks"
         raise ValidationError(
             f"{what} contains {kind} (U+{code:04X}) at position {bad.start()}: "
@@ -164,3 +209,104 @@ def check_min_score(min_score: Any) -> float | None:
     if not 0.0 <= float(min_score) <= 1.0:
         raise ValidationError(f"min_score must lie in [0, 1], got {min_score!r}")
     return float(min_score)
+
+
+# -- stored fields, from any source ----------------------------------------------------------
+
+
+def check_stored_text(
+    value: Any, what: str, max_chars: int, *, one_line: bool = False, blank: bool = False
+) -> str:
+    """A stored text field: a str within ``max_chars``, non-blank unless ``blank``, clean."""
+    if not isinstance(value, str):
+        raise ValidationError(f"{what} must be a str, not {type(value).__name__}")
+    if not blank and not value.strip():
+        raise ValidationError(f"{what} is empty")
+    if len(value) > max_chars:
+        raise ValidationError(
+            f"{what} is {len(value)} characters, over the limit of {max_chars}: shorten it"
+        )
+    return clean_text(value, what, one_line=one_line)
+
+
+def check_label(value: Any, what: str, max_chars: int = MAX_LABEL_CHARS) -> str | None:
+    """An optional one-line label (a model name, a prompt version): None or clean text."""
+    if value is None:
+        return None
+    return check_stored_text(value, what, max_chars, one_line=True)
+
+
+def check_count(value: Any, what: str) -> int:
+    """A stored counter (tokens, retries, accesses, versions): an int in [0, MAX_COUNT]."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise ValidationError(f"{what} must be an integer from 0 to {MAX_COUNT}, got {value!r:.40}")
+    return value
+
+
+def check_latency(value: Any, what: str = "latency_ms") -> float:
+    """A judgement's latency in milliseconds: finite, in [0, MAX_LATENCY_MS]."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(f"{what} must be a number, got {value!r:.40}")
+    if not (math.isfinite(value) and 0.0 <= value <= MAX_LATENCY_MS):
+        raise ValidationError(f"{what} must be a finite number from 0 to {MAX_LATENCY_MS:.0f}")
+    return float(value)
+
+
+def check_score_source(source: Any, *, scored: bool) -> str:
+    """``score_source`` agrees with the scores: "pending" exactly when there are none."""
+    label = check_stored_text(source, "score_source", MAX_SOURCE_CHARS, one_line=True)
+    if scored and label == "pending":
+        raise ValidationError(
+            "score_source 'pending' is reserved for memories without scores: give the judge "
+            "another source"
+        )
+    if not scored and label != "pending":
+        raise ValidationError(f"an unscored memory must have score_source 'pending', not {label!r}")
+    return label
+
+
+def interpretation_limit(max_content_chars: int) -> int:
+    """Longest interpretation stored: a pending memory's is its whole content."""
+    return max(MAX_INTERPRETATION_CHARS, max_content_chars)
+
+
+def check_interpretation(
+    interp: Interpretation, source: str, max_content_chars: int, *, what: str = "the judge"
+) -> Interpretation:
+    """Every field a judgement stores, whoever made it (a judge, a client, an import).
+
+    Returns the interpretation with its texts in normal form (LF line breaks).
+
+    Raises:
+        ValidationError: a field that ``import_from`` would refuse, named with ``what``.
+    """
+    try:
+        texts = {
+            "interpreted_content": check_stored_text(
+                interp.interpreted_content,
+                "interpreted_content",
+                interpretation_limit(max_content_chars),
+            ),
+            "rationale": check_stored_text(
+                interp.rationale, "rationale", MAX_RATIONALE_CHARS, blank=True
+            ),
+        }
+        check_label(interp.model, "model")
+        check_label(interp.prompt_version, "prompt_version")
+        check_score_source(source, scored=True)
+        for name in ("emotional_impact", "user_relevance", "novelty", "utility"):
+            value = getattr(interp, name)
+            if not (isinstance(value, float | int) and math.isfinite(value) and 0 <= value <= 0.25):
+                raise ValidationError(f"{name} must be a number from 0 to 0.25")
+        usage = interp.usage
+        if usage is not None:
+            check_label(usage.model, "usage.model")
+            check_count(usage.prompt_tokens, "usage.prompt_tokens")
+            check_count(usage.completion_tokens, "usage.completion_tokens")
+            check_count(usage.retries, "usage.retries")
+            check_latency(usage.latency_ms, "usage.latency_ms")
+    except ValidationError as exc:
+        raise ValidationError(f"Refused what {what} returned: {exc}") from None
+    if all(texts[k] == getattr(interp, k) for k in texts):
+        return interp
+    return interp.model_copy(update=texts)

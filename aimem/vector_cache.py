@@ -19,7 +19,7 @@ from .vectors import VectorIndex, unpack
 __all__ = ["VectorCache"]
 
 #: Events that can move a memory into or out of the active set, or change its vector.
-_MOVES = frozenset({"save", "update", "judge", "import", "restore", "archive", "delete"})
+_MOVES = frozenset({"save", "update", "judge", "import", "restore", "archive", "delete", "reembed"})
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,13 +15,7 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     for name in (
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
-        "AIMEM_DATABASE_URL",
-        "AIMEM_MAX_MEMORIES",
-        "AIMEM_MIN_PRIORITY_SCORE",
-        "AIMEM_AUTO_PRUNE",
-        "AIMEM_INTERPRETATION_ENABLED",
-        "AIMEM_MODEL",
-        "AIMEM_MAX_CONTENT_CHARS",
+        *(n for n in os.environ if n.startswith("AIMEM_")),
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))

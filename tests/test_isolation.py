@@ -564,6 +564,13 @@ def _api_import_from(a: Api) -> Iterable[object]:
     return [dry, clash, imported]
 
 
+def _api_reembed(a: Api) -> Iterable[object]:
+    # Every vector of alice's, archived ones too; bob's vectors stay as they were.
+    done = a.store.reembed()
+    assert done == counts(a.world.db, ALICE)["total"]
+    return [done]
+
+
 def _api_backup(a: Api) -> Iterable[object]:
     # The whole file, every namespace: that is what a backup is. It must only not change bob.
     target = a.store.backup(a.tmp / "backup.db")
@@ -594,6 +601,7 @@ API_CASES: dict[str, ApiCase] = {
     "export_to": _api_export_to,
     "import_from": _api_import_from,
     "backup": _api_backup,
+    "reembed": _api_reembed,
     "compress": _api_compress,
     "compress_with_report": _api_compress_with_report,
 }
@@ -887,6 +895,12 @@ def _cli_backup(c: Cli) -> None:
     c("backup", str(c.tmp / "cli-backup.db"))
 
 
+def _cli_reembed(c: Cli) -> None:
+    # Re-computes alice's vectors only; bob's stay byte-identical.
+    run = c("reembed", "--embedder", "local")
+    assert f"{counts(c.world.db, ALICE)['total']} memories" in run.out
+
+
 def _cli_reinterpret(c: Cli) -> None:
     # Exit 0 only when no pending memory is left: bob's pending one must not be counted.
     run = c("reinterpret")
@@ -946,6 +960,7 @@ CLI_CASES: dict[str, CliCase] = {
     "export-aigpt": _cli_export_aigpt,
     "import-aigpt": _cli_import_aigpt,
     "backup": _cli_backup,
+    "reembed": _cli_reembed,
 }
 CLI_NOT_HERE = {
     # `aimem --namespace alice mcp` is the server test_mcp_paths_stay_in_their_namespace runs.
