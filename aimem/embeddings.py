@@ -83,9 +83,13 @@ class OpenAIEmbedder(OwnsClient):
 
     Example:
         ```python
-        ollama = "http://localhost:11434/v1"
-        async with OpenAIEmbedder("nomic-embed-text", base_url=ollama) as embedder:
-            vectors = await embedder.embed(["likes tea", "prefers coffee"])
+        from aimem import OpenAIEmbedder
+        from aimem.testing import OpenAIStub  # stands in for e.g. http://localhost:11434/v1
+
+        with OpenAIStub() as server:
+            async with OpenAIEmbedder("nomic-embed-text", base_url=server.base_url) as embedder:
+                vectors = await embedder.embed(["likes tea", "prefers coffee"])
+        assert len(vectors) == 2 and embedder.dim == len(vectors[0])
         ```
     """
 
@@ -257,8 +261,11 @@ class LocalEmbedder:
 
     Example:
         ```python
+        from aimem import LocalEmbedder
+
         embedder = LocalEmbedder()  # all-MiniLM-L6-v2, 384 dimensions
         vectors = await embedder.embed(["likes tea", "prefers coffee"])
+        assert embedder.dim == 384 == len(vectors[0])
         ```
     """
 

@@ -100,8 +100,13 @@ class OpenAIJudge(OwnsClient):
 
     Example:
         ```python
-        async with OpenAIJudge(base_url="http://localhost:11434/v1", model="llama3.2") as judge:
-            interpretation = await judge.interpret("I'm allergic to penicillin.")
+        from aimem import OpenAIJudge
+        from aimem.testing import OpenAIStub  # stands in for e.g. http://localhost:11434/v1
+
+        with OpenAIStub() as server:
+            async with OpenAIJudge(base_url=server.base_url, model="llama3.2") as judge:
+                interpretation = await judge.interpret("I'm allergic to penicillin.")
+        assert 0.0 <= interpretation.priority_score <= 1.0
         ```
     """
 

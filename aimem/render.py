@@ -577,7 +577,12 @@ def show(obj: Showable, *, title: str | None = None) -> Shown:
 
     Example:
         ```python
+        import rich
+        import aimem
         from aimem.render import show
+
+        store = aimem.MemoryStore("sqlite:///:memory:", judge=aimem.HeuristicJudge())
+        store.save("I drink green tea every morning.")
         show(store.search("tea"), title="tea")        # last line of a notebook cell
         rich.print(show(store.list(limit=5)))         # in a terminal
         ```

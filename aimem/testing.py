@@ -12,11 +12,15 @@ Both score content by the same marker rule: content containing ``[score=0.80]`` 
 
 Example:
     ```python
+    import aimem
+    from aimem.testing import OpenAIStub, StubReply
+
     with OpenAIStub() as stub:
         stub.enqueue(StubReply(status=500, body={"error": {"message": "boom"}}))
         judge = aimem.OpenAIJudge(base_url=stub.base_url, api_key="test")
-        store = aimem.MemoryStore("sqlite:///:memory:", judge=judge)
-        memory = store.save("Prefers Rust [score=0.80]")   # retried once, priority 0.8
+        with aimem.MemoryStore("sqlite:///:memory:", judge=judge) as store:
+            memory = store.save("Prefers Rust [score=0.80]")  # retried once, priority 0.8
+    assert memory.priority_score == 0.8 and memory.judge_retries == 1
     ```
 """
 
