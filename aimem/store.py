@@ -128,22 +128,32 @@ class Database:
                     "reading works, saving or changing memories does not"
                 )
             if self._absent:
-                self._materialize()
-            assert self._target.path is not None
-            try:
-                enable_wal(self.engine)
-            except sqlite3.Error as exc:
-                raise StorageError(f"Cannot prepare the database for writing: {exc}") from exc
-
-            def run() -> None:
-                with self._write() as conn:
-                    migrate(conn)
-
-            self._with_retry(run)
+                # Build the file completely before any reader is pointed at it.
+                engine = self._create_file()
+                stand_in = self.engine
+                self._use(engine, serial=False)
+                self._absent = False
+                stand_in.dispose()
+            else:
+                self._ready_for_writes(self.engine)
             self._writes_ready = True
 
-    def _materialize(self) -> None:
-        """Create the database file (and its folder) on the first write."""
+    def _ready_for_writes(self, engine: Engine) -> None:
+        """WAL on, and the schema created or migrated (a no-op when current)."""
+        try:
+            enable_wal(engine)
+        except sqlite3.Error as exc:
+            raise StorageError(f"Cannot prepare the database for writing: {exc}") from exc
+        writer = engine.execution_options(aimem_write=True)
+
+        def run() -> None:
+            with writer.begin() as conn:
+                migrate(conn)
+
+        self._with_retry(run)
+
+    def _create_file(self) -> Engine:
+        """The database file (and its folder), with its schema: made by the first write."""
         assert self._target.path is not None
         state = inspect(self._target)  # another process may have created it meanwhile
         if state.kind == "aimem" and (state.version or 0) > SCHEMA_VERSION:
@@ -155,10 +165,13 @@ class Database:
             self._target.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StorageError(f"Cannot create the database folder: {exc.strerror}") from exc
-        stand_in = self.engine
-        self._use(make_engine(self._target, read_only=False), serial=False)
-        self._absent = False
-        stand_in.dispose()
+        engine = make_engine(self._target, read_only=False)
+        try:
+            self._ready_for_writes(engine)
+        except BaseException:
+            engine.dispose()
+            raise
+        return engine
 
     def _refresh_absent(self) -> None:
         """A store read as empty: if another process created the file since, read it."""
