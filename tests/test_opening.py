@@ -176,6 +176,29 @@ def test_sqlalchemy_style_read_only_uri(tmp_path: Path) -> None:
             store.save("no")
 
 
+def test_a_file_aimem_may_not_write_opens_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As root, permissions stop nobody: say the OS refuses write access, as it would a user.
+    path = tmp_path / "perm.db"
+    _made(path)
+    _stamp(path, str(SCHEMA_VERSION))
+    before = _digest(path)
+    real_access = os.access
+
+    def access(target: object, mode: int, **kwargs: object) -> bool:
+        if mode & os.W_OK and Path(str(target)) in (path, path.parent):
+            return False
+        return real_access(target, mode, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("aimem.sqlite_file.os.access", access)
+    with aimem.MemoryStore(f"sqlite:///{path}", judge=FixedJudge()) as store:
+        assert len(store.search("penicillin")) == 1
+        with pytest.raises(aimem.StorageError, match="read-only"):
+            store.save("no")
+    assert _digest(path) == before
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
 def test_a_file_without_write_permission_is_read_only(tmp_path: Path) -> None:
     path = tmp_path / "locked" / "perm.db"
