@@ -561,18 +561,15 @@ class Database:
     def backup(self, target: Path) -> None:
         """Copy the whole database to ``target`` with SQLite's online backup API."""
 
-        def run() -> None:
-            source = self.engine.raw_connection()
+        def run(conn: Connection) -> None:
+            source = conn.connection.driver_connection
+            destination = sqlite3.connect(target)
             try:
-                destination = sqlite3.connect(target)
-                try:
-                    source.driver_connection.backup(destination)  # type: ignore[union-attr]
-                finally:
-                    destination.close()
+                source.backup(destination)  # type: ignore[union-attr]
             finally:
-                source.close()
+                destination.close()
 
-        self._with_retry(run)
+        self._reading(run)
 
     def pending_ids(self, namespace: str, limit: int | None) -> list[str]:
         """Active memories saved while the judge was failing, oldest first."""
