@@ -24,6 +24,7 @@ from . import __version__, cli_transfer
 from . import cli_commands as commands
 from .cli_commands import CommandError, Session
 from .cli_status import DEMO_MEMORIES, demo, status
+from .embedder_spec import SPEC_HELP
 from .exceptions import AimemError, NotFoundError
 
 __all__ = ["DEMO_MEMORIES", "build_parser", "main"]
@@ -274,17 +275,38 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(
         sub,
+        "reembed",
+        cli_transfer.reembed,
+        "re-compute every memory's vector with an embedder",
+        "Re-compute the vector of every memory of the namespace (archived ones too) with the "
+        "embedder given here or by AIMEM_EMBEDDER, replacing all stored vectors in one "
+        "transaction: the way out after changing embedders or their dimension.",
+    )
+    p.add_argument(
+        "--embedder",
+        metavar="SPEC",
+        help=f"{SPEC_HELP} (default: AIMEM_EMBEDDER or the config file)",
+    )
+    p.add_argument(
+        "--batch", type=_positive_int, default=64, metavar="N", help="texts per embedder call"
+    )
+
+    p = _command(
+        sub,
         "mcp",
         commands.mcp,
         "run the MCP server",
-        "Serve this store to MCP clients: stdio, or streamable HTTP at /mcp. Binding a host "
-        "other than 127.0.0.1 requires AIMEM_MCP_TOKEN.",
+        "Serve this store to MCP clients: stdio, or streamable HTTP at /mcp. Binding a "
+        "non-loopback host requires AIMEM_MCP_TOKEN; requests must name this host and port "
+        "in Host (AIMEM_MCP_ALLOWED_HOSTS adds names).",
     )
     p.add_argument(
         "--transport", choices=("stdio", "http"), default="stdio", help="default: %(default)s"
     )
     p.add_argument("--host", default="127.0.0.1", help="HTTP host (default: %(default)s)")
-    p.add_argument("--port", type=int, default=8765, help="HTTP port (default: %(default)s)")
+    p.add_argument(
+        "--port", type=int, default=8765, help="HTTP port, 1-65535 (default: %(default)s)"
+    )
     # Also accepted after `mcp` (as MCP client configs often put them), same meaning.
     p.add_argument(
         "--database-url", metavar="URL", default=argparse.SUPPRESS, help="as the global option"

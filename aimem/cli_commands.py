@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from rich.prompt import Confirm
 from rich.text import Text
 
 from .cli_ingest import parse_lines, save_in_batches
+from .exceptions import AimemError
 from .heuristic import HeuristicJudge
 from .memory import MemoryStore
 from .models import Memory
@@ -25,6 +27,8 @@ from .render import archived_table, memory_detail, memory_list_table, search_tab
 from .settings import Settings
 
 __all__ = ["CommandError", "Session", "count_of", "dump", "print_json", "show_archived"]
+
+log = logging.getLogger("aimem.cli")
 
 #: Bad lines of an ingest file listed one by one; the rest are counted.
 MAX_PROBLEMS_SHOWN = 20
@@ -359,21 +363,49 @@ def ingest(s: Session, args: argparse.Namespace) -> int:
 
 
 def mcp(s: Session, args: argparse.Namespace) -> int:
-    """``aimem mcp``: serve the store to MCP clients over stdio or streamable HTTP."""
+    """``aimem mcp``: serve the store to MCP clients over stdio or streamable HTTP.
+
+    Its store is opened inside the server's event loop, so a failure there arrives
+    here: an ``AimemError`` is reported as any command's, anything else as a one-line
+    internal error (traceback at debug level), never as a traceback.
+    """
     try:  # imported on use: only this command needs the MCP SDK
         from .mcp_server import run_server
     except ImportError as exc:
         raise CommandError(
             f"the MCP server needs the MCP SDK ({exc}): pip install 'aimem[mcp]'"
         ) from None
-    run_server(
-        database_url=s.database_url,
-        namespace=s.namespace,
-        transport=args.transport,
-        host=args.host,
-        port=args.port,
-    )
+    try:
+        run_server(
+            database_url=s.database_url,
+            namespace=s.namespace,
+            transport=args.transport,
+            host=args.host,
+            port=args.port,
+            ready=_announce,
+        )
+    except AimemError:
+        raise
+    except Exception as exc:
+        cause = _sole_cause(exc)
+        if isinstance(cause, AimemError):  # raised inside a task group
+            raise cause from None
+        log.debug("aimem mcp failed", exc_info=exc)
+        detail = " ".join(f"{type(cause).__name__}: {cause}".split())[:200]
+        raise CommandError(f"aimem mcp stopped on an internal error ({detail})") from None
     return 0
+
+
+def _announce(url: str) -> None:
+    # The one stdout line of the HTTP server, flushed: supervisors and scripts wait for it.
+    print(f"aimem MCP server listening on {url}", flush=True)
+
+
+def _sole_cause(exc: BaseException) -> BaseException:
+    """The one exception inside (nested) single-member exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def import_aigpt(s: Session, args: argparse.Namespace) -> int:

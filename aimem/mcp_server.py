@@ -2,29 +2,55 @@
 
 A thin shell over ``AsyncMemoryStore``: each tool calls one store method and returns
 its result as JSON. What lives here is only what MCP needs: argument schemas that
-reject unknown fields, one-line tool errors that never carry a traceback, SQL, path
-or key, ``instructions`` rebuilt from ``store.context()`` at every ``initialize``, and
-a bearer-token guard for the HTTP transport. Tool names follow aigpt (``read_core``,
-``read_memory``, ``save_memory``, ``compress``) so its clients work unchanged.
+reject unknown fields, one-line errors that never carry a traceback, SQL, path or key
+(for tools, ``initialize`` and resources alike), ``instructions`` rebuilt from
+``store.context()`` at every ``initialize``, and the HTTP transport's guards. Tool names
+follow aigpt (``read_core``, ``read_memory``, ``save_memory``, ``compress``) so its
+clients work unchanged.
+
+HTTP guards, outermost first:
+
+- ``HostGuard`` (DNS rebinding): ``Host`` must name this bind: the bound host and port
+  (IPv6 in brackets), plus ``127.0.0.1``, ``localhost`` and ``[::1]`` on that port for a
+  loopback bind. A wildcard bind (``0.0.0.0``, ``::``) has no one name, so it accepts
+  the loopback names and any IP literal on its port (a rebound *name* is what the attack
+  needs) and requires the token. ``AIMEM_MCP_ALLOWED_HOSTS`` (comma-separated
+  ``host[:port]``; no port means any port) adds names, e.g. a DNS name in front of a LAN
+  bind. An ``Origin``, when sent, must be ``http(s)://`` one of the same host:ports.
+  Refusals are 421 (Host) and 403 (Origin).
+- ``BearerTokenGuard``: with ``AIMEM_MCP_TOKEN`` set (required off loopback), every
+  request needs ``Authorization: Bearer <token>`` (scheme in any case); 401 when
+  missing, 403 when wrong.
 """
 
 # Annotations are evaluated here (no ``from __future__ import annotations``): the
 # tool signatures carry limits from the store's settings, read when the tools are built.
 
+import errno
 import hmac
 import ipaddress
+import json
 import logging
 import os
+import socket
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedToolError,
+)
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
@@ -34,11 +60,13 @@ from .memory import AsyncMemoryStore
 from .models import Interpretation, Memory
 from .validation import MAX_IDEMPOTENCY_KEY_CHARS, MAX_LIMIT, MAX_USER_CONTEXT_CHARS
 
-__all__ = ["MAX_ERROR_CHARS", "TOKEN_ENV", "build_server", "run_server"]
+__all__ = ["ALLOWED_HOSTS_ENV", "MAX_ERROR_CHARS", "TOKEN_ENV", "build_server", "run_server"]
 
 log = logging.getLogger("aimem.mcp")
+T = TypeVar("T")
 
 TOKEN_ENV = "AIMEM_MCP_TOKEN"
+ALLOWED_HOSTS_ENV = "AIMEM_MCP_ALLOWED_HOSTS"
 MAX_ERROR_CHARS = 300
 CONTEXT_CHARS = 4000
 HTTP_PATH = "/mcp"
@@ -49,7 +77,10 @@ DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idemp
 REVERSIBLE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
 
 Json = dict[str, Any]
-MemoryId = Annotated[str, Field(min_length=1, max_length=64, description="A memory's id.")]
+MAX_ID_CHARS = 64
+MemoryId = Annotated[
+    str, Field(min_length=1, max_length=MAX_ID_CHARS, description="A memory's id.")
+]
 MinScore = Annotated[
     float | None,
     Field(ge=0.0, le=1.0, description="Only memories with priority_score at least this."),
@@ -81,16 +112,22 @@ def _argument_errors(tool: str, exc: PydanticValidationError) -> str:
     return f"{tool}: invalid arguments: " + "; ".join(parts)
 
 
-def _public_message(tool: str, exc: BaseException) -> str:
-    """The one line a caller may see for a failed call."""
-    if isinstance(exc, PydanticValidationError):
-        return _argument_errors(tool, exc)
+def _public_message(where: str, exc: BaseException, *, arguments: bool = False) -> str:
+    """The one line a caller may see for a failure at ``where``; the server log gets the rest.
+
+    ``arguments`` says a pydantic error is about the caller's arguments; anywhere else
+    (a row that fails to load) it is our fault, and its text could quote stored data.
+    """
+    if arguments and isinstance(exc, PydanticValidationError):
+        return one_line(_argument_errors(where, exc))
     if isinstance(exc, StorageError):
         # Storage messages can name files; the server log keeps the details.
-        return f"{tool}: the memory database failed; see the server log"
+        log.error("%s: %s", where, exc, exc_info=exc)
+        return one_line(f"{where}: the memory database failed; see the server log")
     if isinstance(exc, AimemError):
-        return f"{tool}: {exc}"
-    return f"{tool}: internal error; see the server log"
+        return one_line(f"{where}: {exc}")
+    log.error("%s crashed", where, exc_info=exc)
+    return one_line(f"{where}: internal error; see the server log")
 
 
 class _AimemMCPServer(MCPServer[Any]):
@@ -105,9 +142,25 @@ class _AimemMCPServer(MCPServer[Any]):
             cause = exc.__cause__
             if cause is None:  # e.g. an unknown tool name: the SDK's message is safe
                 raise ToolError(one_line(str(exc))) from None
-            if not isinstance(cause, PydanticValidationError | AimemError):
-                log.error("tool %s crashed", name, exc_info=cause)
-            raise ToolError(one_line(_public_message(name, cause))) from None
+            # The SDK raises a plain ToolError for arguments that fail the schema, and
+            # UnexpectedToolError for anything the tool body raised.
+            arguments_failed = not isinstance(exc, UnexpectedToolError)
+            message = _public_message(name, cause, arguments=arguments_failed)
+            raise ToolError(message) from None
+
+
+async def _read_resource(uri: str, read: Callable[[], Awaitable[T]]) -> T:
+    """Run one resource read, its failures as one-line MCP errors like a tool's.
+
+    A bad or unknown id is the caller's mistake (-32602, nothing logged); anything
+    else is -32603 with the details in the server log only.
+    """
+    try:
+        return await read()
+    except (NotFoundError, ValidationError) as exc:
+        raise ResourceNotFoundError(_public_message(uri, exc)) from None
+    except Exception as exc:
+        raise ResourceError(_public_message(uri, exc)) from None
 
 
 def _strict(tool: Tool) -> Tool:
@@ -352,10 +405,18 @@ def build_server(store: AsyncMemoryStore, *, context_chars: int = CONTEXT_CHARS)
     )
 
     async def fresh_instructions(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
-        """Answer ``initialize`` with the memory as it is now, not as it was at startup."""
+        """Answer ``initialize`` with the memory as it is now, not as it was at startup.
+
+        If the context cannot be built, ``initialize`` fails with the one-line error a
+        tool would give, rather than succeed with instructions that hide the failure.
+        """
         result = await call_next(ctx)
         if ctx.method == "initialize" and isinstance(result, dict):
-            result["instructions"] = await store.context(max_chars=context_chars)
+            try:
+                result["instructions"] = await store.context(max_chars=context_chars)
+            except Exception as exc:
+                message = _public_message("initialize", exc)
+                raise MCPError(code=INTERNAL_ERROR, message=message) from None
         return result
 
     server.middleware.append(fresh_instructions)
@@ -363,32 +424,201 @@ def build_server(store: AsyncMemoryStore, *, context_chars: int = CONTEXT_CHARS)
     @server.resource("memory://core", name="core", mime_type="text/plain")
     async def core_resource() -> str:
         """The core record: identity, personality, standing instructions."""
-        return await store.get_core()
+        return await _read_resource("memory://core", store.get_core)
 
     @server.resource("memory://memories", name="memories", mime_type="application/json")
     async def memories_resource() -> list[Json]:
         """Every active memory, most important first."""
-        return [_memory(m) for m in await store.list(order="priority")]
+
+        async def read() -> list[Json]:
+            return [_memory(m) for m in await store.list(order="priority")]
+
+        return await _read_resource("memory://memories", read)
 
     @server.resource("memory://memories/{memory_id}", name="memory", mime_type="application/json")
     async def memory_resource(memory_id: str) -> Json:
-        """One memory by id."""
-        try:
+        """One memory by id (ids are checked as the tools check them)."""
+        if not 1 <= len(memory_id) <= MAX_ID_CHARS:
+            raise ResourceNotFoundError(
+                f"memory://memories/{{id}}: a memory id has 1 to {MAX_ID_CHARS} characters, "
+                f"got {len(memory_id)}"
+            )
+
+        async def read() -> Json:
             return _memory(await store.get(memory_id))
-        except NotFoundError as exc:
-            raise ResourceNotFoundError(one_line(str(exc))) from None
+
+        return await _read_resource(f"memory://memories/{memory_id}", read)
 
     return server
 
 
+# -- HTTP transport ------------------------------------------------------------------
+
+#: Names a loopback (or wildcard) bind answers to besides its own address.
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._")
+
+#: ``(host, port)`` as compared; a port of None (from AIMEM_MCP_ALLOWED_HOSTS) is any port.
+Authority = tuple[str, int | None]
+
+
+def _host_name(text: str) -> str | None:
+    """A host as compared: lower case, no trailing dot, IPs canonical; None if malformed."""
+    if text.startswith("[") and text.endswith("]"):
+        try:
+            return str(ipaddress.IPv6Address(text[1:-1]))
+        except ValueError:
+            return None
+    name = text.lower().removesuffix(".")
+    try:
+        return str(ipaddress.ip_address(name))
+    except ValueError:
+        return name if name and set(name) <= _NAME_CHARS else None
+
+
+def _authority(text: str) -> Authority | None:
+    """Split ``host[:port]`` (IPv6 in brackets); None when malformed."""
+    host, digits = text, None
+    if text.startswith("["):
+        end = text.find("]") + 1
+        host, rest = text[:end], text[end:]
+        if not end or (rest and not rest.startswith(":")):
+            return None
+        digits = rest[1:] if rest else None
+    elif text.count(":") == 1:
+        host, digits = text.split(":")
+    name = _host_name(host)
+    if name is None:
+        return None
+    if digits is None:
+        return name, None
+    if not (digits.isascii() and digits.isdigit() and 0 < int(digits) < 65536):
+        return None
+    return name, int(digits)
+
+
+def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(name)
+    except ValueError:
+        return None
+
+
 def is_loopback(host: str) -> bool:
     """True for localhost and loopback addresses: the only binds allowed without a token."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    name = _host_name(host) or ""
+    address = _ip(name)
+    return name == "localhost" or (address is not None and address.is_loopback)
+
+
+@dataclass(frozen=True)
+class HostPolicy:
+    """The ``Host`` and ``Origin`` values one bind answers to (rules in the module docstring)."""
+
+    port: int
+    names: frozenset[Authority]
+    any_ip: bool = False
+
+    @classmethod
+    def for_bind(
+        cls, host: str, port: int, environ: MutableMapping[str, str] | None = None
+    ) -> "HostPolicy":
+        """The policy for a bind, with the names ``AIMEM_MCP_ALLOWED_HOSTS`` adds.
+
+        Raises:
+            ValidationError: the host or an AIMEM_MCP_ALLOWED_HOSTS entry is malformed.
+        """
+        env = os.environ if environ is None else environ
+        bound = _host_name(host)
+        if bound is None:
+            raise ValidationError(f"host {host!r} is not a host name or IP address")
+        wildcard = bound in WILDCARD_HOSTS
+        names: set[Authority] = {(bound, port)}
+        if wildcard or is_loopback(bound):
+            names.update((name, port) for name in LOOPBACK_NAMES)
+        for entry in (e.strip() for e in env.get(ALLOWED_HOSTS_ENV, "").split(",")):
+            extra = _authority(entry) if entry else None
+            if entry and extra is None:
+                raise ValidationError(
+                    f"{ALLOWED_HOSTS_ENV}: {one_line(entry, 80)!r} is not host[:port] "
+                    "(separate several with commas)"
+                )
+            if extra is not None:
+                names.add(extra)
+        return cls(port, frozenset(names), any_ip=wildcard)
+
+    def allows(self, authority: Authority | None, default_port: int) -> bool:
+        """Whether ``authority`` (its port defaulting to ``default_port``) names this bind."""
+        if authority is None:
+            return False
+        name, port = authority[0], default_port if authority[1] is None else authority[1]
+        if (name, port) in self.names or (name, None) in self.names:
+            return True
+        # An IP literal cannot be a rebound name, and a wildcard bind has no one name.
+        return self.any_ip and port == self.port and _ip(name) is not None
+
+    def allows_host(self, value: str) -> bool:
+        """Check a ``Host`` header (no port means 80)."""
+        return self.allows(_authority(value), 80)
+
+    def allows_origin(self, value: str) -> bool:
+        """Check an ``Origin`` header: ``http(s)://host[:port]``, nothing else (not ``null``)."""
+        scheme, sep, rest = value.partition("://")
+        default = _DEFAULT_PORTS.get(scheme.lower()) if sep else None
+        return default is not None and self.allows(_authority(rest), default)
+
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Any]]
+Send = Callable[[Any], Awaitable[None]]
+
+
+def _headers(scope: Scope, name: bytes) -> list[bytes]:
+    return [value for key, value in scope.get("headers", []) if key.lower() == name]
+
+
+async def _refuse(send: Send, status: int, message: str, *extra: tuple[bytes, bytes]) -> None:
+    body = json.dumps({"error": message}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", b"%d" % len(body)),
+        *extra,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class HostGuard:
+    """ASGI wrapper: refuse requests whose ``Host`` or ``Origin`` does not name this bind.
+
+    Our own check rather than the SDK's, which is on only for three default host names.
+    """
+
+    def __init__(self, app: Any, policy: HostPolicy) -> None:
+        self.app = app
+        self.policy = policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refused = self._refusal(scope)
+            if refused is not None:
+                header, status = refused
+                # The header's name only: its value is the requester's text.
+                log.warning("aimem: refused an HTTP request: %s header not allowed", header)
+                await _refuse(send, status, f"{header} header not allowed")
+                return
+        await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> tuple[str, int] | None:
+        hosts = [h.decode("latin-1").strip() for h in _headers(scope, b"host")]
+        if len(hosts) != 1 or not self.policy.allows_host(hosts[0]):
+            return "Host", 421
+        origins = [o.decode("latin-1").strip() for o in _headers(scope, b"origin")]
+        if len(origins) > 1 or (origins and not self.policy.allows_origin(origins[0])):
+            return "Origin", 403
+        return None
 
 
 class BearerTokenGuard:
@@ -396,38 +626,30 @@ class BearerTokenGuard:
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._token = token.strip().encode()
 
-    async def __call__(
-        self,
-        scope: MutableMapping[str, Any],
-        receive: Callable[[], Awaitable[Any]],
-        send: Callable[[Any], Awaitable[None]],
-    ) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers", [])).get(b"authorization")
-            if given is None or not hmac.compare_digest(given, self._expected):
-                status = 401 if given is None else 403
-                body = b'{"error": "a valid bearer token is required"}'
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": status,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b"Bearer"),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+            given = _headers(scope, b"authorization")
+            if len(given) != 1 or not self._valid(given[0]):
+                status = 401 if not given else 403
+                bearer = (b"www-authenticate", b"Bearer")
+                await _refuse(send, status, "a valid bearer token is required", bearer)
                 return
         await self.app(scope, receive, send)
+
+    def _valid(self, value: bytes) -> bool:
+        # RFC 9110: the scheme is case-insensitive, and whitespace around the token is noise.
+        parts = value.split(None, 1)
+        if len(parts) != 2 or parts[0].lower() != b"bearer":
+            return False
+        return hmac.compare_digest(parts[1].strip(), self._token)
 
 
 def http_token(host: str, environ: MutableMapping[str, str] | None = None) -> str | None:
     """The bearer token for an HTTP bind, refusing a non-loopback bind without one."""
     env = os.environ if environ is None else environ
-    token = env.get(TOKEN_ENV) or None
+    token = (env.get(TOKEN_ENV) or "").strip() or None
     if token is None and not is_loopback(host):
         raise ValidationError(
             f"Refusing to serve MCP on {host} without a token: set {TOKEN_ENV} "
@@ -436,21 +658,53 @@ def http_token(host: str, environ: MutableMapping[str, str] | None = None) -> st
     return token
 
 
-async def _serve(
-    store: AsyncMemoryStore, transport: Literal["stdio", "http"], host: str, port: int
+def check_port(port: int) -> int:
+    """A TCP port to listen on (0, 'any free port', would leave clients guessing)."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ValidationError(f"port must be an integer from 1 to 65535, got {port!r}")
+    return port
+
+
+def http_url(host: str, port: int) -> str:
+    """Where the HTTP transport listens, e.g. ``http://[::1]:8765/mcp``."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{HTTP_PATH}"
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """Bind and listen before uvicorn starts, so a failure is our one-line error."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        if os.name == "posix":  # as uvicorn does; on Windows it would allow port stealing
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(socket.SOMAXCONN)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            hint = "the port is already in use; stop that server or choose another port"
+        elif exc.errno == errno.EACCES:
+            hint = "permission denied; choose a port above 1023"
+        else:
+            hint = one_line(exc.strerror or str(exc), 120)
+        raise ValidationError(f"cannot listen on {http_url(host, port)}: {hint}") from None
+    return sock
+
+
+async def _serve_http(
+    server: MCPServer[Any], sock: socket.socket, policy: HostPolicy, token: str | None
 ) -> None:
-    server = build_server(store)
-    if transport == "stdio":
-        await server.run_stdio_async()
-        return
     import uvicorn
 
-    token = http_token(host)
-    app: Any = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    # HostGuard checks Host and Origin for every bind; the SDK's own check (exact-string
+    # lists, on only for three default hosts) would disagree with it, so it is off.
+    app: Any = server.streamable_http_app(
+        streamable_http_path=HTTP_PATH,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
     if token is not None:
         app = BearerTokenGuard(app, token)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
-    await uvicorn.Server(config).serve()
+    config = uvicorn.Config(HostGuard(app, policy), log_level="warning")
+    await uvicorn.Server(config).serve(sockets=[sock])
 
 
 def run_server(
@@ -460,20 +714,38 @@ def run_server(
     transport: Literal["stdio", "http"] = "stdio",
     host: str = "127.0.0.1",
     port: int = 8765,
+    ready: Callable[[str], None] | None = None,
 ) -> None:
     """Run ``aimem mcp`` until the client disconnects (stdio) or the process is stopped.
 
+    Everything that can be refused is checked before the store is opened, the HTTP
+    socket bound included; ``ready`` is then called with the URL served (HTTP only:
+    on stdio, stdout is the protocol).
+
     Raises:
-        ValidationError: an unknown transport, or a non-loopback HTTP bind without
-            ``AIMEM_MCP_TOKEN``; checked before anything is opened.
+        ValidationError: an unknown transport, a port outside 1-65535, a non-loopback
+            HTTP bind without ``AIMEM_MCP_TOKEN``, a malformed
+            ``AIMEM_MCP_ALLOWED_HOSTS``, or a host:port that cannot be bound.
     """
     if transport not in ("stdio", "http"):
         raise ValidationError(f"transport must be 'stdio' or 'http', got {transport!r}")
-    if transport == "http":
-        http_token(host)
+    check_port(port)
+    if transport == "stdio":
 
-    async def main() -> None:
-        async with AsyncMemoryStore(database_url, namespace=namespace) as store:
-            await _serve(store, transport, host, port)
+        async def stdio() -> None:
+            async with AsyncMemoryStore(database_url, namespace=namespace) as store:
+                await build_server(store).run_stdio_async()
 
-    anyio.run(main)
+        anyio.run(stdio)
+        return
+    token = http_token(host)
+    policy = HostPolicy.for_bind(host, port)
+    with _listen(host, port) as sock:
+
+        async def http() -> None:
+            async with AsyncMemoryStore(database_url, namespace=namespace) as store:
+                if ready is not None:
+                    ready(http_url(host, port))
+                await _serve_http(build_server(store), sock, policy, token)
+
+        anyio.run(http)
