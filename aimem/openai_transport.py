@@ -90,8 +90,23 @@ def new_client(
     url = base_url or os.environ.get("OPENAI_BASE_URL")
     if not key and not url:
         raise ValidationError(missing)
+    if url is not None:
+        _check_base_url(url)
     # max_retries=0: tenacity alone owns transport retries, so the two layers never multiply.
     return openai.AsyncOpenAI(api_key=key or _NO_KEY, base_url=url, timeout=timeout, max_retries=0)
+
+
+def _check_base_url(url: str) -> None:
+    """An endpoint URL must be http(s) with a host; say so before the SDK fails on it."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        parsed = None
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValidationError(
+            "The LLM endpoint URL (base_url or OPENAI_BASE_URL) is not an http(s) URL with a "
+            "host, e.g. http://localhost:11434/v1"
+        )
 
 
 def is_transient(exc: BaseException) -> bool:
