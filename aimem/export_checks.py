@@ -143,7 +143,8 @@ def check_memory(parsed: ParsedExport, number: int, m: MemoryLine, max_chars: in
     if (m.archived_at is None) != (m.archive_reason is None):
         bad("archived_at and archive_reason must both be set or both be null")
     stamps = (m.created_at, m.updated_at, m.last_accessed_at, m.archived_at)
-    if any(t is not None and t.tzinfo is None for t in stamps):
+    keys = tuple(k.created_at for k in m.idempotency_keys)
+    if any(t is not None and t.tzinfo is None for t in (*stamps, *keys)):
         bad("timestamps must carry a timezone")
     if m.vector is not None:
         problem = _vector_problem(m)
@@ -200,6 +201,8 @@ def check_history(parsed: ParsedExport, number: int, event: HistoryLine) -> None
         return
     if event.version < 1:
         bad("version must be at least 1")
+    if event.at.tzinfo is None:
+        bad("the event time must carry a timezone")
     try:
         detail = json.loads(event.detail)
     except ValueError:
@@ -246,10 +249,35 @@ def check_whole(parsed: ParsedExport, max_chars: int) -> None:
             active.setdefault(digest, m.id)
     _check_keys(parsed, lines)
     _check_dimensions(parsed, lines)
+    if parsed.header_history:
+        _check_versions(parsed, lines)
     try:
         _same(lambda: check_core_text(core.text, max_chars), core.text, "core text")
     except AimemError as exc:
         parsed.fail(f"line 2: {exc}")
+    if core.updated_at is None and core.text:
+        parsed.fail("line 2: a core text always has an updated_at")
+    if core.updated_at is not None and core.updated_at.tzinfo is None:
+        parsed.fail("line 2: updated_at must carry a timezone")
+
+
+def _check_versions(parsed: ParsedExport, lines: dict[str, int]) -> None:
+    """With the history: every memory has events, and its version is the latest event's.
+
+    Every change of a memory is logged with its new version in the same transaction,
+    so a memory without events, or at another version, was not made by aimem.
+    """
+    latest: dict[str, int] = {}
+    for event in parsed.history:
+        latest[event.memory_id] = max(latest.get(event.memory_id, 0), event.version)
+    for m in parsed.memories:
+        where = f"line {lines.get(m.id, '?')} (memory {m.id[:40]!r})"
+        if m.id not in latest:
+            parsed.fail(f"{where}: the history has no event of this memory")
+        elif latest[m.id] != m.version:
+            parsed.fail(
+                f"{where}: version {m.version} differs from its last history event's {latest[m.id]}"
+            )
 
 
 def _check_keys(parsed: ParsedExport, lines: dict[str, int]) -> None:

@@ -299,6 +299,8 @@ class AsyncMemoryStore:
                 interp, source, self.settings.max_content_chars, what=what
             )
         embedder = self._retriever.embedder
+        if vector is not None and not np.any(vector):
+            vector = None  # a zero vector has no direction: the memory is found by words only
         return NewMemory(
             content,
             interp,
@@ -547,7 +549,8 @@ class AsyncMemoryStore:
         keeps its old content and scores, so nothing is lost.
 
         Raises:
-            ConflictError: the memory's version is not ``expected_version``.
+            ConflictError: the memory's version is not ``expected_version``, or another
+                active memory already holds ``content``.
             NotFoundError: no such memory in this namespace.
             JudgeError: the judge failed; nothing was written.
         """
@@ -557,6 +560,8 @@ class AsyncMemoryStore:
         expected = check_version_number(expected_version)
         current = await self.get(memory_id)
         check_version(current, expected)
+        if current.archived_at is None:  # before paying for a judgement
+            await self._db_call(self._db.ensure_unique_content, self.namespace, memory_id, content)
         [item] = await self._judge_all(
             [content], user_context or current.user_context, may_pend=False
         )
@@ -765,7 +770,11 @@ class AsyncMemoryStore:
         )
 
     async def restore(self, memory_id: str) -> Memory:
-        """Un-archive a memory; room is made by archiving the next lowest, never this one."""
+        """Un-archive a memory; room is made by archiving the next lowest, never this one.
+
+        Raises:
+            ConflictError: an active memory already holds the same content.
+        """
         memory, archived = await self._db_call(
             self._db.restore, self.namespace, check_memory_id(memory_id), self.policy
         )
@@ -875,18 +884,25 @@ class AsyncMemoryStore:
             raise ValidationError("batch_size must be a positive integer")
         done = 0
         clear = True
+        attempted: set[str] = set()
         while True:  # memories saved by others meanwhile get a vector in the next round
             rows = await self._db_call(
                 self._db.contents_to_embed, self.namespace, embedder.name, missing_only=not clear
             )
+            rows = [row for row in rows if row[0] not in attempted]
             if not rows and not clear:
                 break
+            attempted.update(i for i, _, _ in rows)
             vectors = await self._embed_all(embedder, [c for _, _, c in rows], batch_size, progress)
             await self._db_call(
                 self._db.replace_vectors,
                 self.namespace,
                 embedder.name,
-                [(i, seq, pack(v)) for (i, seq, _), v in zip(rows, vectors, strict=True)],
+                [
+                    (i, seq, pack(v))
+                    for (i, seq, _), v in zip(rows, vectors, strict=True)
+                    if np.any(v)  # a zero vector has no direction: none is stored
+                ],
                 clear=clear,
             )
             done += len(rows)

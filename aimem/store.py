@@ -35,7 +35,15 @@ from .tables import SCHEMA_VERSION, utcnow
 from .vector_cache import VectorCache
 from .vectors import Vector, VectorIndex, unpack
 
-__all__ = ["Database", "NewMemory", "Order", "SearchFilters", "check_version", "content_hash"]
+__all__ = [
+    "Database",
+    "NewMemory",
+    "Order",
+    "SearchFilters",
+    "check_unique_content",
+    "check_version",
+    "content_hash",
+]
 
 log = logging.getLogger("aimem")
 
@@ -388,6 +396,10 @@ class Database:
 
     # -- writes -------------------------------------------------------------------------
 
+    def ensure_unique_content(self, namespace: str, memory_id: str, content: str) -> None:
+        """ConflictError when another active memory holds ``content`` (checked before judging)."""
+        self._reading(lambda conn: check_unique_content(conn, namespace, memory_id, content))
+
     def find_by_key(self, namespace: str, key: str, digest: str) -> Memory | None:
         """The memory an idempotency key already answers (archived or not), reinforced.
 
@@ -498,7 +510,8 @@ class Database:
 
         Raises:
             ConflictError: ``expected_version`` is given and the stored version differs
-                (someone changed the memory since the caller read it); nothing is written.
+                (someone changed the memory since the caller read it), or another active
+                memory already holds the new content; nothing is written.
         """
 
         def work(conn: Connection) -> tuple[Memory, list[Memory]]:
@@ -506,6 +519,8 @@ class Database:
             check_version(current, expected_version)
             if event == "judge" and current.priority_score is not None:
                 return current, []  # judged meanwhile by another process: keep that
+            if current.archived_at is None:
+                check_unique_content(conn, namespace, memory_id, item.content)
             q.replace_interpretation(
                 conn, namespace, memory_id, item, content_hash(item.content), event
             )
@@ -551,7 +566,13 @@ class Database:
                 parsed.errors += clashes
                 return [], []
             ids = transfer.write_import(conn, namespace, parsed)
-            archived = q.apply_capacity(conn, namespace, policy) if policy.auto_prune else []
+            # What the user restored stays, as it did where it came from (see restore()).
+            restored = transfer.restored_last(parsed)
+            archived = (
+                q.apply_capacity(conn, namespace, policy, protected=restored)
+                if policy.auto_prune
+                else []
+            )
             self._archived(conn, len(archived))
             found = q.by_ids(conn, archived)
             return ids, [found[i] for i in archived]
@@ -592,12 +613,18 @@ class Database:
     def restore(
         self, namespace: str, memory_id: str, policy: CapacityPolicy
     ) -> tuple[Memory, list[Memory]]:
-        """Un-archive a memory, making room by archiving the next lowest (never it)."""
+        """Un-archive a memory, making room by archiving the next lowest (never it).
+
+        Raises:
+            ConflictError: an active memory already holds the same content (two active
+                memories never share one); nothing is written.
+        """
 
         def work(conn: Connection) -> tuple[Memory, list[Memory]]:
             current = q.require(conn, namespace, memory_id)
             if current.archived_at is None:
                 return current, []
+            check_unique_content(conn, namespace, memory_id, current.content)
             fields = {"archived_at": None, "archive_reason": None}
             version = q.set_fields(conn, namespace, memory_id, fields)
             q.record(conn, namespace, [(memory_id, version)], "restore", utcnow())
@@ -656,6 +683,16 @@ class Database:
             )
             return
         self._writing(lambda conn: q.reinforce(conn, namespace, memory_ids))
+
+
+def check_unique_content(conn: Connection, namespace: str, memory_id: str, content: str) -> None:
+    """Two active memories of a namespace never hold the same content."""
+    other = q.active_duplicate(conn, namespace, content_hash(content))
+    if other is not None and other != memory_id:
+        raise ConflictError(
+            f"Memory {other!r} already holds this exact content and is active: two active "
+            "memories never share one. Use that memory, or delete or change it first."
+        )
 
 
 def check_version(current: Memory, expected_version: int | None) -> None:

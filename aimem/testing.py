@@ -509,6 +509,9 @@ class HashEmbedder:
         for word in _WORD.findall(text.lower()) or [text]:
             digest = int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest())
             vector[digest % self.dim] += 1.0 if digest >> 63 else -1.0
+        if not any(vector):  # words that cancel out: fall back to the whole text's slot
+            digest = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest())
+            vector[digest % self.dim] = 1.0
         return _unit(vector)
 
 

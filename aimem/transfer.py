@@ -40,6 +40,7 @@ __all__ = [
     "conflicts",
     "export_lines",
     "parse_export",
+    "restored_last",
     "write_import",
 ]
 
@@ -364,6 +365,14 @@ def _parse_line(parsed: ParsedExport, number: int, line: bytes, model: type[M]) 
         )
         parsed.fail(f"line {number}: not a valid {model.__name__.lower()}: {where}")
         return None
+
+
+def restored_last(parsed: ParsedExport) -> frozenset[str]:
+    """Memories whose last event in the file is a restore: the capacity run spares them."""
+    last: dict[str, str] = {}
+    for event in parsed.history:
+        last[event.memory_id] = event.event
+    return frozenset(i for i, e in last.items() if e == "restore")
 
 
 def conflicts(
