@@ -19,6 +19,7 @@ from rich.text import Text
 
 from .models import ImportReport, Memory, PruneReport, SaveReport, SearchHit, Stats
 from .scoring import COMPONENT_MAX, COMPONENTS
+from .validation import shown
 
 __all__ = [
     "COMPONENT_COLORS",
@@ -77,7 +78,7 @@ def render_context(core: str, memories: Sequence[Memory], max_chars: int) -> str
         used += 1 + len(line)
     if lines:
         parts.append("\n".join([header, *lines]))
-    return "\n\n".join(parts)
+    return shown("\n\n".join(parts))
 
 
 def _fmt(value: float | None) -> str:

@@ -59,6 +59,7 @@ __all__ = [
     "check_when",
     "clean_text",
     "interpretation_limit",
+    "shown",
 ]
 
 # -- Bounds: one table for every stored field ---------------------------------------------
@@ -101,6 +102,15 @@ def clean_text(text: str, what: str, *, one_line: bool = False) -> str:
             f"remove it ({allowed} are accepted)"
         )
     return text
+
+
+def shown(text: str) -> str:
+    """``text`` safe to show: characters the rule refuses become U+FFFD.
+
+    Everything stored now passes the rule; this guards output (a system prompt, MCP
+    ``instructions``) against rows written before it, by older versions of aimem.
+    """
+    return _REFUSED.sub("\ufffd", text)
 
 
 def check_namespace(namespace: Any) -> str:

@@ -25,5 +25,8 @@ def test_error_tree() -> None:
     ):
         assert issubclass(error, aimem.AimemError)
     assert issubclass(aimem.ValidationError, ValueError)
+    assert issubclass(aimem.EmbeddingError, aimem.AimemError)
+    assert issubclass(aimem.EmbedderMismatchError, aimem.ValidationError)
+    assert issubclass(aimem.EmbedderMismatchError, aimem.EmbeddingError)
     assert issubclass(aimem.NotFoundError, KeyError)
     assert str(aimem.NotFoundError("No memory x")) == "No memory x"

@@ -233,3 +233,19 @@ def test_context_output_carries_no_control_characters(store: Any) -> None:
     store.save("I like tea\nand biscuits", interpretation=_interp(rationale="ok\tfine"))
     text = store.context()
     assert not any(ord(c) < 32 and c not in "\t\n" for c in text)
+
+
+def test_context_masks_control_characters_written_before_the_rule(store: Any) -> None:
+    import sqlite3
+
+    memory = store.save("I like tea")
+    path = store.database_url.removeprefix("sqlite:///")
+    con = sqlite3.connect(path)
+    con.execute(
+        "UPDATE memories SET interpreted_content = ? WHERE id = ?",
+        ("The user \x1b[2Jlikes \u202etea", memory.id),
+    )
+    con.commit()
+    con.close()
+    text = store.context()
+    assert "\x1b" not in text and "\u202e" not in text and "likes" in text
