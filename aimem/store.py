@@ -16,7 +16,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -196,25 +196,21 @@ class Database:
 
     # -- transactions and retries -------------------------------------------------------
 
+    def _guard(self) -> AbstractContextManager[object]:
+        """The lock one shared connection (a store in memory) needs; none for a file's pool."""
+        return self._lock if self._serial else nullcontext()
+
     @contextmanager
     def _read(self) -> Iterator[Connection]:
         if self._absent:
             self._refresh_absent()
-        if self._serial:
-            with self._lock, self.engine.connect() as conn:
-                yield conn
-        else:
-            with self.engine.connect() as conn:
-                yield conn
+        with self._guard(), self.engine.connect() as conn:
+            yield conn
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
-        if self._serial:
-            with self._lock, self._writer.begin() as conn:
-                yield conn
-        else:
-            with self._writer.begin() as conn:
-                yield conn
+        with self._guard(), self._writer.begin() as conn:
+            yield conn
 
     def _with_retry(self, operation: Callable[[], T]) -> T:
         """Run ``operation``, retrying a bounded number of times while SQLite stays locked."""
@@ -227,9 +223,7 @@ class Database:
                 time.sleep(0.05 * 2**attempt)
             except AimemError:
                 raise
-            except SQLAlchemyError as exc:
-                raise StorageError(f"Database error: {_short(exc)}") from exc
-            except sqlite3.Error as exc:
+            except (SQLAlchemyError, sqlite3.Error) as exc:
                 raise StorageError(f"Database error: {_short(exc)}") from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
