@@ -66,7 +66,7 @@ from .validation import (
     check_version_number,
     check_when,
 )
-from .vectors import Vector, pack, unit
+from .vectors import Vector, pack, units
 
 __all__ = ["ArchiveCallback", "AsyncMemoryStore", "MemoryStore"]
 
@@ -169,11 +169,11 @@ class AsyncMemoryStore:
         """Say at open when the embedder cannot use the stored vectors (saves will refuse)."""
         try:
             check_label(embedder.name, "the embedder's name")
-        except ValidationError:
+            dim = embedder.dim
+            stored = self._db.vector_dim(self.namespace, embedder.name)
+        except AimemError:
             self._db.close()
             raise
-        dim = embedder.dim
-        stored = self._db.vector_dim(self.namespace, embedder.name)
         if dim is not None and stored is not None and stored != dim:
             log.warning("aimem: %s", mismatch_message(embedder.name, stored, dim))
 
@@ -854,6 +854,7 @@ class AsyncMemoryStore:
         return report
 
     def _embedder_identity(self) -> tuple[str, int | None] | None:
+        """``(name, dim)`` of the embedder, for checking an import's vectors against it."""
         embedder = self._retriever.embedder
         return None if embedder is None else (embedder.name, embedder.dim)
 
@@ -922,20 +923,13 @@ class AsyncMemoryStore:
         vectors: builtins.list[Vector] = []
         for start in range(0, len(texts), batch_size):
             batch = list(texts[start : start + batch_size])
-            raw = await embedder.embed(batch)
-            if len(raw) != len(batch):
-                raise EmbeddingError(
-                    f"The embedder returned {len(raw)} vectors for {len(batch)} texts"
-                )
-            vectors += [unit(v) for v in raw]
+            vectors += units(await embedder.embed(batch), len(batch), embedder.name)
             if progress is not None:
                 progress(len(vectors), len(texts))
-        if len({len(v) for v in vectors}) > 1 or not all(
-            len(v) and np.isfinite(v).all() for v in vectors
-        ):
+        if len({len(v) for v in vectors}) > 1:
             raise EmbeddingError(
-                f"The embedder {embedder.name!r} returned vectors of differing lengths or "
-                "non-finite values; nothing was changed"
+                f"The embedder {embedder.name!r} changed its vectors' length between batches; "
+                "nothing was changed"
             )
         return vectors
 

@@ -11,15 +11,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
-import numpy as np
-
 from .embeddings import Embedder
-from .exceptions import EmbedderMismatchError, EmbeddingError, ValidationError
+from .exceptions import EmbedderMismatchError, ValidationError
 from .models import Memory, RelatedMemory, SearchHit
 from .ranking import RankingWeights, rank_hits
 from .settings import Settings
 from .store import Database, SearchFilters
-from .vectors import Vector, unit
+from .vectors import Vector, units
 
 __all__ = ["CANDIDATES", "Mode", "Retriever", "mismatch_message"]
 
@@ -71,20 +69,9 @@ class Retriever:
         """Unit vectors for ``texts`` (one embedder call), or None without an embedder."""
         if self.embedder is None or not texts:
             return None
-        vectors = await self.embedder.embed(list(texts))
-        if len(vectors) != len(texts):
-            raise ValidationError(
-                f"The embedder returned {len(vectors)} vectors for {len(texts)} texts"
-            )
-        units = [unit(v) for v in vectors]
-        dims = {len(v) for v in units}
-        if len(dims) != 1 or 0 in dims or not all(np.isfinite(v).all() for v in units):
-            raise EmbeddingError(
-                f"The embedder {self.embedder.name!r} returned vectors of lengths "
-                f"{sorted(dims)} or non-finite values: every vector must have one length"
-            )
-        await self.check_dimension(dims.pop())
-        return units
+        made = units(await self.embedder.embed(list(texts)), len(texts), self.embedder.name)
+        await self.check_dimension(len(made[0]))
+        return made
 
     async def check_dimension(self, dim: int) -> None:
         """Refuse vectors whose length differs from the ones this namespace stores.

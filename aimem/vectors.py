@@ -11,7 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["VectorIndex", "pack", "unit", "unpack"]
+from .exceptions import EmbeddingError
+
+__all__ = ["VectorIndex", "pack", "unit", "units", "unpack"]
 
 Vector = npt.NDArray[np.float32]
 
@@ -21,6 +23,24 @@ def unit(vector: Sequence[float] | Vector) -> Vector:
     array = np.asarray(vector, dtype=np.float32).reshape(-1)
     norm = float(np.linalg.norm(array))
     return array / norm if norm > 0 else array
+
+
+def units(vectors: Sequence[Sequence[float]], expected: int, embedder: str) -> list[Vector]:
+    """An embedder's answer as unit vectors: one per text, one length, finite.
+
+    Raises:
+        EmbeddingError: the wrong count, differing or zero lengths, a non-finite value.
+    """
+    if len(vectors) != expected:
+        raise EmbeddingError(f"The embedder returned {len(vectors)} vectors for {expected} texts")
+    made = [unit(v) for v in vectors]
+    lengths = {len(v) for v in made}
+    if len(lengths) > 1 or 0 in lengths or not all(np.isfinite(v).all() for v in made):
+        raise EmbeddingError(
+            f"The embedder {embedder!r} returned vectors of lengths {sorted(lengths)} or "
+            "non-finite values: every vector must have one length"
+        )
+    return made
 
 
 def pack(vector: Sequence[float] | Vector) -> bytes:
