@@ -15,6 +15,7 @@ import json
 import math
 import uuid
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -123,7 +124,7 @@ def check_memory(parsed: ParsedExport, number: int, m: MemoryLine, max_chars: in
         ),
     ]
     checks += [
-        (f"idempotency key {i}", lambda k=k: check_idempotency_key(k.key), k.key)  # type: ignore[misc]
+        (f"idempotency key {i}", partial(check_idempotency_key, k.key), k.key)
         for i, k in enumerate(m.idempotency_keys)
     ]
     for what, check, value in checks:

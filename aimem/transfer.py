@@ -47,7 +47,6 @@ __all__ = [
 FORMAT = "aimem-export"
 FORMAT_VERSION = 1
 _MAX_ERRORS = 20
-_MAX_DIM = 8192
 
 
 class _Strict(BaseModel):
@@ -100,7 +99,7 @@ class KeyLine(_Strict):
 class MemoryLine(_Strict):
     """One memory, every field of ``aimem.Memory`` plus its vector and keys.
 
-    Types only: the bounds are the store's own (``_check_memory`` applies validation.py).
+    Types only: the bounds are the store's own (``export_checks.check_memory``).
     """
 
     kind: Literal["memory"]
