@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy import (
     Connection,
     Integer,
@@ -31,7 +32,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.sql.elements import BindParameter
 
 from .capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
-from .exceptions import ConflictError, NotFoundError
+from .exceptions import ConflictError, NotFoundError, StorageError
 from .ids import content_hash, new_id
 from .keywords import index_terms, match_any, query_terms, quote, scoped
 from .models import Interpretation, Memory
@@ -68,6 +69,7 @@ __all__ = [
     "keyword_matches",
     "last_event",
     "memories",
+    "memory_of",
     "namespace_stats",
     "namespace_vectors",
     "pending_ids",
@@ -196,8 +198,16 @@ class SearchFilters:
         )
 
 
-def _memory(row: RowMapping) -> Memory:
-    return Memory.model_validate(dict(row))
+def memory_of(row: RowMapping | Mapping[str, Any]) -> Memory:
+    """A row as a ``Memory``; a damaged row is a StorageError naming fields, never values."""
+    try:
+        return Memory.model_validate(dict(row))
+    except PydanticValidationError as exc:
+        fields = sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]})
+        raise StorageError(
+            f"Memory {str(row.get('id'))[:40]!r} in the database is damaged ({', '.join(fields)}"
+            "): restore it from an export or a backup, or delete it"
+        ) from None
 
 
 def select_memories() -> Any:
@@ -207,7 +217,7 @@ def select_memories() -> Any:
 
 def memories(conn: Connection, query: Any) -> list[Memory]:
     """Run a ``select_memories()`` query."""
-    return [_memory(row) for row in conn.execute(query).mappings()]
+    return [memory_of(row) for row in conn.execute(query).mappings()]
 
 
 def require(conn: Connection, namespace: str, memory_id: str) -> Memory:
@@ -218,7 +228,7 @@ def require(conn: Connection, namespace: str, memory_id: str) -> Memory:
             f"No memory with id {memory_id!r} in namespace {namespace!r}: "
             "check the id with store.list(include_archived=True)"
         )
-    return _memory(row)
+    return memory_of(row)
 
 
 def by_ids(conn: Connection, ids: Iterable[str]) -> dict[str, Memory]:
@@ -227,7 +237,7 @@ def by_ids(conn: Connection, ids: Iterable[str]) -> dict[str, Memory]:
     found: dict[str, Memory] = {}
     for start in range(0, len(wanted), _CHUNK):  # SQLite caps the parameters per statement
         rows = conn.execute(_BY_IDS, {"ids": wanted[start : start + _CHUNK]}).mappings()
-        found.update((row["id"], _memory(row)) for row in rows)
+        found.update((row["id"], memory_of(row)) for row in rows)
     return found
 
 
@@ -568,7 +578,7 @@ def keyword_matches(
         found = {
             row["seq"]: memory
             for row in rows
-            if (memory := _memory(row)).namespace == namespace and filters.admits(memory)
+            if (memory := memory_of(row)).namespace == namespace and filters.admits(memory)
         }
         if len(found) >= limit or len(ranked) < window:
             break

@@ -225,6 +225,11 @@ class Database:
                 raise
             except (SQLAlchemyError, sqlite3.Error) as exc:
                 raise StorageError(f"Database error: {_short(exc)}") from exc
+            except ValueError as exc:  # a stored value the driver cannot read back
+                raise StorageError(
+                    "A stored value is damaged and cannot be read: restore the memories from "
+                    "an export or a backup"
+                ) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _reading(self, work: Callable[[Connection], T]) -> T:

@@ -30,7 +30,6 @@ from sqlalchemy import Connection, insert, select
 from . import queries as q
 from .export_checks import check_history, check_memory, check_whole
 from .keywords import index_terms
-from .models import Memory
 from .tables import SCHEMA_VERSION, utcnow
 
 __all__ = [
@@ -254,7 +253,7 @@ def export_lines(conn: Connection, namespace: str, *, include_history: bool) -> 
         }
     )
     for stored in memories:
-        memory = Memory.model_validate(stored).model_dump(mode="json")
+        memory = q.memory_of(stored).model_dump(mode="json")
         vector = vectors.get(stored["seq"])
         yield emit(
             {

@@ -291,3 +291,17 @@ def test_a_read_only_version_2_file_asks_for_one_writable_open(tmp_path: Path) -
     with pytest.raises(aimem.StorageError, match="write access"):
         aimem.MemoryStore(f"sqlite:///{path}?mode=ro", judge=FixedJudge())
     assert _digest(path) == before
+
+
+def test_a_damaged_row_is_a_typed_error_that_quotes_no_data(tmp_path: Path) -> None:
+    path = tmp_path / "rows.db"
+    _made(path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE memories SET created_at = 'my secret diary', priority_score = 'x'")
+    con.commit()
+    con.close()
+    with aimem.MemoryStore(f"sqlite:///{path}", judge=FixedJudge()) as store:
+        for read in (store.list, store.context, lambda: store.search("penicillin")):
+            with pytest.raises(aimem.StorageError, match="damaged") as caught:
+                read()
+            assert "secret" not in str(caught.value) and "\n" not in str(caught.value)
