@@ -21,8 +21,9 @@ from .exceptions import (
     StorageError,
     ValidationError,
 )
-from .heuristic import HeuristicJudge
-from .judge import OpenAIJudge
+from .judges.base import Judge
+from .judges.heuristic import HeuristicJudge
+from .judges.openai import OpenAIJudge
 from .memory import AsyncMemoryStore, MemoryStore
 from .models import (
     ExportReport,
@@ -36,7 +37,6 @@ from .models import (
     Stats,
     Usage,
 )
-from .protocols import Judge
 from .settings import Settings
 
 __version__ = "0.1.0"

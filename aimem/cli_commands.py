@@ -20,7 +20,7 @@ from rich.text import Text
 
 from .cli_ingest import parse_lines, save_in_batches
 from .exceptions import AimemError
-from .heuristic import HeuristicJudge
+from .judges.heuristic import HeuristicJudge
 from .memory import MemoryStore
 from .models import Memory
 from .render import archived_table, memory_detail, memory_list_table, search_table, stats_table

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from . import __version__
 from .cli_commands import Session
-from .heuristic import HeuristicJudge
+from .judges.heuristic import HeuristicJudge
 from .memory import MemoryStore
 from .models import Memory
 from .render import memory_table

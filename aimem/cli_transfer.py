@@ -13,7 +13,7 @@ from rich.text import Text
 
 from .cli_commands import CommandError, Session, count_of, dump, print_json, show_archived
 from .embedder_spec import SPEC_HELP, parse_spec
-from .heuristic import HeuristicJudge
+from .judges.heuristic import HeuristicJudge
 from .memory import MemoryStore
 from .render import memory_list_table
 from .settings import Settings

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import openai
 
 from .exceptions import EmbeddingError, ValidationError
-from .openai_transport import (
+from .judges.transport import (
     OwnsClient,
     UnreadableResponseError,
     describe_error,

@@ -23,7 +23,6 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 
 from . import transfer
-from .batch import JudgeItem
 from .capacity import CapacityPolicy
 from .embedder_spec import embedder_from_spec
 from .embeddings import Embedder
@@ -35,6 +34,8 @@ from .exceptions import (
     StorageError,
     ValidationError,
 )
+from .judges.base import Judge, judge_source
+from .judges.batch import JudgeItem
 from .models import (
     ExportReport,
     ImportReport,
@@ -45,7 +46,6 @@ from .models import (
     SearchHit,
     Stats,
 )
-from .protocols import Judge, judge_source
 from .render import render_context
 from .retrieval import Mode, Retriever, mismatch_message
 from .settings import Settings, default_database_url
@@ -83,7 +83,7 @@ def _default_judge(settings: Settings) -> Judge:
     """OpenAIJudge when an API key or base URL is configured, else the offline heuristic."""
     global _warned_heuristic
     if settings.openai_api_key is not None or settings.openai_base_url:
-        from .judge import OpenAIJudge
+        from .judges.openai import OpenAIJudge
 
         return OpenAIJudge(
             model=settings.model,
@@ -92,7 +92,7 @@ def _default_judge(settings: Settings) -> Judge:
             timeout=settings.judge_timeout,
             max_attempts=settings.judge_max_attempts,
         )
-    from .heuristic import HeuristicJudge
+    from .judges.heuristic import HeuristicJudge
 
     if not _warned_heuristic:
         _warned_heuristic = True
@@ -247,7 +247,7 @@ class AsyncMemoryStore:
         the content comes back unscored rather than lost; otherwise JudgeError.
         """
         if not self.settings.interpretation_enabled:
-            from .heuristic import HeuristicJudge
+            from .judges.heuristic import HeuristicJudge
 
             heuristic = HeuristicJudge()
             scored = heuristic.score(content, user_context=user_context)

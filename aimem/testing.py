@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from .judges.prompts import extract_data_block
 from .models import Interpretation, Memory
-from .prompts import extract_data_block
 from .scoring import COMPONENTS
 
 __all__ = [

@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
-    from aimem.heuristic import HeuristicJudge
+    from aimem.judges.heuristic import HeuristicJudge
 
     judge = HeuristicJudge()
     for path in args.paths:

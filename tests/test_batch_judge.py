@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import aimem
-from aimem.prompts import extract_data_block
+from aimem.judges.prompts import extract_data_block
 from aimem.testing import OpenAIStub, StubReply, chat_completion, marker_scores
 
 

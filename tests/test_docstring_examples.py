@@ -43,7 +43,7 @@ def _docstrings(module: types.ModuleType) -> list[tuple[str, str]]:
 
 def _examples() -> list[tuple[str, str]]:
     examples = []
-    for info in pkgutil.iter_modules(aimem.__path__, "aimem."):
+    for info in pkgutil.walk_packages(aimem.__path__, "aimem."):
         if info.name in _SKIPPED_MODULES:
             continue
         module = importlib.import_module(info.name)

@@ -12,7 +12,7 @@ import aimem
 
 MODULES = sorted(
     name
-    for _, name, _ in pkgutil.iter_modules(aimem.__path__, "aimem.")
+    for _, name, _ in pkgutil.walk_packages(aimem.__path__, "aimem.")
     if name not in {"aimem.cli", "aimem.__main__"}
 )
 

@@ -18,7 +18,7 @@ import openai
 import pytest
 import respx
 
-import aimem.openai_transport as openai_transport
+import aimem.judges.transport as openai_transport
 from aimem.embeddings import Embedder, EmbeddingError, LocalEmbedder, OpenAIEmbedder
 from aimem.exceptions import AimemError, ValidationError
 from aimem.testing import HashEmbedder, OpenAIStub, StubReply, embedding_response, stub_vector

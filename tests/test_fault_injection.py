@@ -27,7 +27,7 @@ so that scripted replies answer only requests whose ``<memory-data>`` block hold
 ``FAULT_TAG``: concurrent batch siblings can then never consume the target's faults.
 Socket faults that an HTTP server cannot produce are served by ``DropProxy``, a tiny
 TCP front that forwards everything else to the stub. Retry waits go to a recording
-stand-in for ``aimem.openai_transport._sleep``, so a ``Retry-After: 2`` costs nothing.
+stand-in for ``aimem.judges.transport._sleep``, so a ``Retry-After: 2`` costs nothing.
 
 Sharing the table with ``bench/fault_injection.py``: the bench loads this file by
 path (``importlib``) and calls ``run_case`` for every case, then prints the counts.
@@ -57,8 +57,8 @@ from typing import Any, Literal
 import pytest
 
 import aimem
-import aimem.openai_transport as openai_transport
-from aimem.prompts import extract_data_block
+import aimem.judges.transport as openai_transport
+from aimem.judges.prompts import extract_data_block
 from aimem.scoring import COMPONENT_MAX, COMPONENTS, priority_from
 from aimem.sync import run_sync
 from aimem.testing import OpenAIStub, StubReply, chat_completion

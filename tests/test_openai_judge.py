@@ -14,12 +14,12 @@ import openai
 import pytest
 import respx
 
-import aimem.openai_transport as openai_transport
+import aimem.judges.transport as openai_transport
 from aimem.exceptions import JudgeError, ValidationError
-from aimem.judge import OpenAIJudge
+from aimem.judges.openai import OpenAIJudge
 from aimem.models import Interpretation, Memory
-from aimem.openai_transport import retry_after
-from aimem.prompts import extract_data_block
+from aimem.judges.transport import retry_after
+from aimem.judges.prompts import extract_data_block
 from aimem.testing import OpenAIStub, StubReply, chat_completion
 
 BASE_URL = "https://llm.test/v1"

@@ -36,9 +36,9 @@ from typing import Any
 import pytest
 
 import aimem
-import aimem.prompts
-from aimem.judge import one_line_json
-from aimem.prompts import extract_data_block
+import aimem.judges.prompts
+from aimem.judges.openai import one_line_json
+from aimem.judges.prompts import extract_data_block
 from aimem.scoring import COMPONENT_MAX, COMPONENTS
 from aimem.sync import run_sync
 from aimem.testing import HashEmbedder, OpenAIStub, StubReply, chat_completion
@@ -56,7 +56,7 @@ NAMES = list(CORPUS)
 #: Their sum (0.6) clears the default min_priority_score, so nothing is archived at once.
 FIXED = {"emotional_impact": 0.09, "user_relevance": 0.13, "novelty": 0.17, "utility": 0.21}
 DEFAULT_MAX_CONTENT_CHARS = 16_000
-#: How much of a related memory's interpretation the judge shows (aimem.judge).
+#: How much of a related memory's interpretation the judge shows (aimem.judges.openai).
 RELATED_CHARS = 300
 NONCE = re.compile(r"[0-9a-f]{16}")  # 16 hex digits = 64 random bits (secrets.token_hex(8))
 BLOCKS = ("related-memories", "user-context", "memory-data")
@@ -472,7 +472,7 @@ def test_a_nonce_that_appears_in_the_data_is_never_used(
             earlier = save(env, store, hostile)
             related = one_line_json(earlier.memory.interpreted_content)
         monkeypatch.setattr(
-            aimem.prompts, "secrets", SimpleNamespace(token_hex=lambda n: next(draws))
+            aimem.judges.prompts, "secrets", SimpleNamespace(token_hex=lambda n: next(draws))
         )
         run = save(env, store, content, user_context=context)
 

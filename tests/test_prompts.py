@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import aimem.judge as judge_module
+import aimem.judges.openai as judge_module
 from aimem.exceptions import ValidationError
-from aimem.judge_output import RESPONSE_FORMAT
-from aimem.prompts import (
+from aimem.judges.output import RESPONSE_FORMAT
+from aimem.judges.prompts import (
     extract_data_block,
     load_prompt,
     new_nonce,
@@ -140,7 +140,7 @@ def test_wheel_ships_the_prompts_and_loads_them(tmp_path: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         assert "aimem/_prompts/interpret.v1.md" in archive.namelist()
         archive.extractall(site)
-    code = "from aimem.prompts import load_prompt; print(load_prompt().source)"
+    code = "from aimem.judges.prompts import load_prompt; print(load_prompt().source)"
     env = {**os.environ, "PYTHONPATH": str(site)}
     source = subprocess.run(
         [sys.executable, "-c", code],

@@ -28,9 +28,10 @@ import openai
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 
+from ..exceptions import JudgeError, ValidationError
+from ..models import Interpretation, Memory, Usage
 from .batch import BATCH_RESPONSE_FORMAT, JudgeItem, build_batch_messages, parse_batch
-from .exceptions import JudgeError, ValidationError
-from .judge_output import (
+from .output import (
     RESPONSE_FORMAT,
     InvalidOutputError,
     JudgeOutput,
@@ -39,8 +40,8 @@ from .judge_output import (
     parse_output,
     read_reply,
 )
-from .models import Interpretation, Memory, Usage
-from .openai_transport import (
+from .prompts import PromptTemplate, load_prompt, new_nonce
+from .transport import (
     OwnsClient,
     UnreadableResponseError,
     describe_error,
@@ -50,7 +51,6 @@ from .openai_transport import (
     retrying,
     server_message,
 )
-from .prompts import PromptTemplate, load_prompt, new_nonce
 
 __all__ = ["OpenAIJudge", "build_messages", "one_line_json", "related_notes"]
 

@@ -20,7 +20,7 @@ import httpx
 import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from .exceptions import ValidationError
+from ..exceptions import ValidationError
 
 __all__ = [
     "OwnsClient",

@@ -16,16 +16,16 @@ from openai.types.shared_params import ResponseFormatJSONSchema
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from .exceptions import ValidationError
-from .openai_transport import UnreadableResponseError
-from .scoring import COMPONENT_MAX, COMPONENTS
-from .validation import (
+from ..exceptions import ValidationError
+from ..scoring import COMPONENT_MAX, COMPONENTS
+from ..validation import (
     MAX_COUNT,
     MAX_INTERPRETATION_CHARS,
     MAX_RATIONALE_CHARS,
     check_label,
     clean_text,
 )
+from .transport import UnreadableResponseError
 
 __all__ = [
     "MAX_INTERPRETATION_CHARS",

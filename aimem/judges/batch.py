@@ -17,7 +17,8 @@ from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 from pydantic import ValidationError as PydanticValidationError
 
-from .judge_output import (
+from ..models import Memory
+from .output import (
     InvalidOutputError,
     JudgeOutput,
     Reply,
@@ -25,7 +26,6 @@ from .judge_output import (
     output_object_schema,
     strip_code_fence,
 )
-from .models import Memory
 from .prompts import PromptTemplate, new_nonce
 
 __all__ = ["BATCH_RESPONSE_FORMAT", "JudgeItem", "build_batch_messages", "parse_batch"]

@@ -38,7 +38,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from .exceptions import ValidationError
+from ..exceptions import ValidationError
 
 __all__ = [
     "PromptTemplate",
@@ -173,8 +173,8 @@ def prompt_dirs() -> list[Traversable]:
     install does not apply force-include.
     """
     return [
-        resources.files(__package__ or "aimem").joinpath("_prompts"),
-        Path(__file__).resolve().parents[1] / "prompts",
+        resources.files("aimem").joinpath("_prompts"),
+        Path(__file__).resolve().parents[2] / "prompts",
     ]
 
 

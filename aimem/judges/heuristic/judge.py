@@ -1,0 +1,365 @@
+"""An offline judge: scores the four rubric components from cue vocabularies.
+
+``HeuristicJudge`` is the fallback when no LLM is configured, so it must be free, fast
+(well under a millisecond per item), deterministic and usable in English and Japanese.
+It reads a memory the way the rubric asks a person to: what in it would hurt to lose
+(emotional impact), whose life it is about (user relevance), whether it tells us
+something new about the user (novelty) and whether it will change future help
+(utility). Low-value chatter (greetings, thanks, weather, meals, trivia, passing
+moods) is damped. Length, capitals and "!!!" are ignored on purpose: they appear in
+every band of the evaluation data.
+
+Each vocabulary is a broad list for one category of meaning (illnesses, drugs,
+relations, life events...), not the words of particular examples, so the judge
+generalises beyond the data it was tuned on.
+
+Example:
+    >>> judge = HeuristicJudge()
+    >>> judge.score("I'm allergic to penicillin.").priority_score > judge.score(
+    ...     "ok thanks").priority_score
+    True
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ...models import Interpretation, Memory
+from ...scoring import COMPONENT_MAX
+from . import cues as vocab
+
+__all__ = ["HeuristicJudge"]
+
+
+# --- weights: what each cue is worth, per component ---------------------------------------
+
+#: Every cue category by label; the weight tables below say what each is worth.
+_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("bereavement", vocab.BEREAVEMENT),
+    ("serious health", vocab.SERIOUS_HEALTH),
+    ("upheaval", vocab.UPHEAVAL),
+    ("milestone", vocab.MILESTONE),
+    ("strong feeling", vocab.STRONG_FEELING),
+    ("feeling", vocab.MILD_FEELING),
+    ("identity", vocab.IDENTITY),
+    ("allergy", vocab.ALLERGY),
+    ("medication", vocab.MEDICATION),
+    ("instruction", vocab.INSTRUCTION_STRONG),
+    ("soft instruction", vocab.INSTRUCTION_SOFT),
+    ("constraint", vocab.CONSTRAINT),
+    ("goal", vocab.GOAL_STAKES),
+    ("name", vocab.NAME),
+    ("preference", vocab.PREFERENCE),
+    ("routine", vocab.ROUTINE_HOBBY),
+    ("tools", vocab.TOOLS),
+    ("work/place", vocab.WORK_PLACE),
+    ("plan", vocab.PLAN),
+    ("family", vocab.FAMILY),
+    ("pet", vocab.PETS),
+)
+#: What each cue is worth per component, as a fraction of COMPONENT_MAX: emotional impact,
+#: utility, and a bonus to user relevance. The strongest cue counts in full (see _combine).
+# fmt: off
+_WEIGHTS: dict[str, tuple[float, float, float]] = {
+    #                    emotion  utility  relevance
+    "bereavement":       (1.0,    0.45,    0.1),
+    "upheaval":          (0.85,   0.55,    0.1),
+    "serious health":    (0.8,    0.8,     0.12),
+    "milestone":         (0.7,    0.6,     0.08),
+    "strong feeling":    (0.5,    0.0,     0.0),
+    "identity":          (0.45,   0.6,     0.2),
+    "family name":       (0.45,   0.85,    0.15),
+    "allergy":           (0.35,   1.0,     0.12),
+    "goal":              (0.35,   0.7,     0.0),
+    "medication":        (0.3,    1.0,     0.12),
+    "family":            (0.2,    0.35,    0.12),
+    "instruction":       (0.15,   0.95,    0.0),
+    "feeling":           (0.15,   0.0,     0.0),
+    "pet":               (0.12,   0.35,    0.05),
+    "constraint":        (0.0,    0.65,    0.0),
+    "preference":        (0.0,    0.55,    0.06),
+    "name":              (0.0,    0.5,     0.0),
+    "tools":             (0.0,    0.5,     0.0),
+    "routine":           (0.0,    0.45,    0.05),
+    "work/place":        (0.0,    0.45,    0.05),
+    "plan":              (0.0,    0.45,    0.0),
+    "soft instruction":  (0.0,    0.4,     0.0),
+}
+# fmt: on
+#: Weighty cues, worth 60% of a component or more: they resist the chatter dampers and
+#: add novelty (a diagnosis is the most important thing in any memory it appears in).
+_WEIGHTY = frozenset(
+    k for k, (emotion, utility, _) in _WEIGHTS.items() if max(emotion, utility) >= 0.6
+)
+#: Cues only ever noted about a person, so they imply the user without an "I"
+#: ("Latex allergy, a bad one."); "can't fly" or "prefers shade" may be about anything.
+_ABOUT_SOMEONE = _WEIGHTY - {"constraint"}
+
+
+_MAX_ANALYSED = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """Everything the component functions need, found in one pass over the text."""
+
+    text: str  # normalised, original case
+    cues: dict[str, float]  # label -> weight in (0, 1]
+    personal: float  # 0 generic .. 1 plainly about the user
+    damp: float  # 0 keep .. 1 worthless chatter
+    specifics: int  # dates and proper names that make a memory particular
+
+
+def _read(content: str, user_context: str | None) -> _Reading:
+    """Normalise the content once and find everything the four components need.
+
+    Cues are looked for in the head of long content only: that keeps a pasted
+    16,000-character document to a few milliseconds, and what matters is rarely only at
+    the end of a memory.
+    """
+    text = _normalise(content[: 4 * _MAX_ANALYSED])[:_MAX_ANALYSED]
+    low = text.lower()
+    cues = _find_cues(text, low)
+    personal = _personal(low, cues, user_context)
+    return _Reading(
+        text=text,
+        cues=cues,
+        personal=personal,
+        damp=_dampening(low, cues, personal),
+        specifics=_specifics(text, low),
+    )
+
+
+def _normalise(content: str) -> str:
+    """NFKC, no control characters, single spaces: what every cue is matched against."""
+    text = unicodedata.normalize("NFKC", content)
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else " " for ch in text)
+    text = text.replace("\u2019", "'").replace("\u2018", "'")
+    return vocab.SPACE.sub(" ", text).strip()
+
+
+def _find_cues(text: str, low: str) -> dict[str, float]:
+    """Label -> weight (1.0, or less when context weakens it) for every cue present."""
+    cues = {label: 1.0 for label, rx in _CUES if rx.search(low)}
+    if "milestone" in cues and (
+        vocab.OTHERS_EVENT.search(low) or ("pet" in cues and not vocab.CORE_FAMILY.search(low))
+    ):  # a friend's wedding or adopting a dog is news, not a life milestone
+        cues["milestone"] = 0.4
+    if "family" in cues and (
+        vocab.RELATION_NAME.search(text) or ("name" in cues and vocab.CORE_FAMILY.search(low))
+    ):
+        cues["family name"] = 1.0
+    return cues
+
+
+def _personal(low: str, cues: dict[str, float], user_context: str | None) -> float:
+    """How plainly the text is about the user (1.0) rather than the world (0.0)."""
+    if vocab.FIRST_PERSON.search(low) or vocab.USER_REF.search(low):
+        return 1.0
+    if user_context and user_context.strip() and user_context.strip().lower() in low:
+        return 1.0
+    if vocab.CJK_RUN.search(low) and (vocab.IMPLIED_SUBJECT_JA.search(low) or cues):
+        return 0.95
+    if vocab.IMPLIED_SUBJECT_EN.search(low):
+        return 0.9
+    if "family" in cues or "family name" in cues:
+        return 0.8
+    if _ABOUT_SOMEONE & cues.keys() and not vocab.WORLD_FACT.search(low):
+        return 0.75
+    if vocab.THIRD_PERSON.search(low):
+        return 0.5
+    return 0.0
+
+
+def _substance(cues: dict[str, float]) -> float:
+    """Weight of the weightiest cue: serious content resists the chatter dampers."""
+    return max((w for label, w in cues.items() if label in _WEIGHTY), default=0.0)
+
+
+def _dampening(low: str, cues: dict[str, float], personal: float) -> float:
+    """How much of the text is chatter: greetings, thanks, weather, meals, trivia, moods."""
+    # "I usually skip breakfast" or "I bike when it isn't raining" describe a habit,
+    # so the meal and weather words in them are not this moment's news.
+    habitual = vocab.HABITUAL.search(low) is not None
+    chatter = 0.0
+    for rx, weight in vocab.DAMPERS:
+        if rx.search(low):
+            if habitual and rx in vocab.MOMENTARY:
+                weight *= 0.3
+            chatter = 1.0 - (1.0 - chatter) * (1.0 - weight)
+    if _is_contentless(low):
+        chatter = 1.0
+    if personal < 0.5 and vocab.WORLD_FACT.search(low):
+        chatter = max(chatter, 0.9)
+    elif personal == 0.0 and not cues:
+        chatter = max(chatter, 0.8)
+    # A taste or a hobby holds off mild chatter; serious content holds off most of it.
+    lasting = max((w * _WEIGHTS[label][1] for label, w in cues.items()), default=0.0)
+    return chatter * (1.0 - 0.85 * max(_substance(cues), 0.6 * lasting))
+
+
+def _is_contentless(low: str) -> bool:
+    """True when nothing is left once greetings, thanks and filler are removed."""
+    rest = vocab.USER_REF.sub(" ", vocab.FILLER.sub(" ", vocab.GREETING.sub(" ", low)))
+    latin = [t for t in vocab.LATIN_TOKEN.findall(rest) if t not in vocab.STOPWORDS]
+    cjk = vocab.JA_FUNCTION.sub("", "".join(vocab.CJK_RUN.findall(rest)))
+    return len(latin) <= 1 and len(cjk) <= 2
+
+
+def _specifics(text: str, low: str) -> int:
+    """Dates, times and proper names: details that make a memory particular."""
+    return len(vocab.DATE.findall(low)) + len(vocab.PROPER_NOUN.findall(text))
+
+
+def _combine(weights: Iterable[float]) -> float:
+    """The strongest cue counts in full, the next ones a little: two hobbies are not a diagnosis."""
+    ordered = sorted(weights, reverse=True)
+    return min(1.0, sum(w * f for w, f in zip(ordered, (1.0, 0.3, 0.15, 0.1), strict=False)))
+
+
+def _clip(fraction: float) -> float:
+    """A fraction of a component's range -> a component value in [0, COMPONENT_MAX]."""
+    return round(min(max(fraction, 0.0), 1.0) * COMPONENT_MAX, 4)
+
+
+# --- the four components ------------------------------------------------------------------
+
+
+def _emotional_impact(r: _Reading) -> float:
+    """Grief, illness, upheaval and milestones weigh most; tastes barely register."""
+    raw = _combine(w * _WEIGHTS[k][0] for k, w in r.cues.items())
+    return _clip(raw * (1.0 - 0.9 * r.damp))
+
+
+def _user_relevance(r: _Reading, user_context: str | None) -> float:
+    """About the user, their family, identity or body; generic statements score near zero."""
+    raw = 0.1 + 0.5 * r.personal
+    raw += min(0.3, sum(w * _WEIGHTS[k][2] for k, w in r.cues.items()))
+    if user_context and user_context.strip():
+        raw += 0.1
+    return _clip(raw * (1.0 - 0.7 * r.damp))
+
+
+def _novelty(r: _Reading, related: Sequence[Memory]) -> float:
+    """New, particular facts about the user; lowered by an existing similar memory."""
+    lasting = max((w for k, w in r.cues.items() if _WEIGHTS[k][1]), default=0.0)
+    raw = (
+        0.15
+        + 0.3 * r.personal
+        + 0.15 * lasting
+        + 0.25 * _substance(r.cues)
+        + 0.05 * min(r.specifics, 3)
+    )
+    raw *= 1.0 - 0.85 * r.damp
+    return _clip(raw * (1.0 - _max_similarity(r.text, related)))
+
+
+def _utility(r: _Reading) -> float:
+    """Will it change future help: safety facts, orders, names, plans, tastes, tools."""
+    raw = _combine(w * _WEIGHTS[k][1] for k, w in r.cues.items())
+    if r.personal < 0.5:  # "Python lists are zero-indexed" is not the user's setup
+        raw *= 0.4
+    return _clip(raw * (1.0 - 0.9 * r.damp))
+
+
+# --- novelty against related memories -----------------------------------------------------
+
+
+def _tokens(text: str) -> frozenset[str]:
+    """Content words plus CJK character bigrams: comparable in both languages."""
+    low = text.lower()
+    words = {t for t in vocab.LATIN_TOKEN.findall(low) if t not in vocab.STOPWORDS}
+    for run in vocab.CJK_RUN.findall(low):
+        words.update(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
+    return frozenset(words)
+
+
+def _max_similarity(text: str, related: Sequence[Memory]) -> float:
+    """Dice overlap with the most similar related memory: 0 new .. 1 a restatement."""
+    mine = _tokens(text) if related else frozenset()
+    best = 0.0
+    for memory in related if mine else ():
+        for other_text in (memory.content, memory.interpreted_content):
+            other = _tokens(_normalise(other_text))
+            if other:
+                best = max(best, 2 * len(mine & other) / (len(mine) + len(other)))
+    return 1.0 if best >= 0.9 else best
+
+
+# --- presentation -------------------------------------------------------------------------
+
+_MAX_RESTATEMENT = 500
+
+
+def _restate(text: str) -> str:
+    """A normalised restatement, framed in the third person as the store reads it back."""
+    if not text:
+        return "(empty message)"
+    if not vocab.USER_REF.match(text.lower()):
+        text = f"User: {text}"
+    if len(text) > _MAX_RESTATEMENT:
+        text = text[: _MAX_RESTATEMENT - 1].rstrip() + "…"
+    return text
+
+
+def _rationale(r: _Reading) -> str:
+    """One sentence naming the strongest cues, so a reader can see why it ranked there."""
+    ranked = sorted(r.cues, key=lambda k: (-_WEIGHTS[k][0] - _WEIGHTS[k][1], k))
+    parts = ["cues: " + ", ".join(ranked[:3]) if ranked else "no cue"]
+    who = "about the user" if r.personal >= 0.75 else "third person" if r.personal else "generic"
+    parts.append(f"relevance: {who}")
+    if r.damp >= 0.3:
+        parts.append(f"damped as chatter ({r.damp:.1f})")
+    return "; ".join(parts) + "."
+
+
+class HeuristicJudge:
+    """A rule-based judge with English and Japanese cue vocabularies; offline, deterministic.
+
+    The default judge when no LLM is configured: free and instant, good at ordering
+    memories (serious > everyday > chatter) rather than at nuance.
+
+    Example:
+        >>> judge = HeuristicJudge()
+        >>> i = judge.score("Never schedule meetings before 10am.")
+        >>> i.prompt_version, i.utility > 0.2
+        ('heuristic-v1', True)
+    """
+
+    source = "heuristic"
+    model = "aimem-heuristic"
+    version = "1"
+
+    async def interpret(
+        self,
+        content: str,
+        *,
+        user_context: str | None = None,
+        related: Sequence[Memory] = (),
+    ) -> Interpretation:
+        """Satisfy the ``Judge`` protocol; the work is synchronous and instant."""
+        return self.score(content, user_context=user_context, related=related)
+
+    def score(
+        self,
+        content: str,
+        *,
+        user_context: str | None = None,
+        related: Sequence[Memory] = (),
+    ) -> Interpretation:
+        """Score ``content``; ``related`` memories lower novelty when it repeats them."""
+        reading = _read(content, user_context)
+        return Interpretation(
+            interpreted_content=_restate(reading.text),
+            emotional_impact=_emotional_impact(reading),
+            user_relevance=_user_relevance(reading, user_context),
+            novelty=_novelty(reading, related),
+            utility=_utility(reading),
+            rationale=_rationale(reading),
+            model=self.model,
+            prompt_version=f"heuristic-v{self.version}",
+        )
