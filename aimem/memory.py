@@ -24,6 +24,7 @@ import numpy as np
 
 from . import transfer
 from .capacity import CapacityPolicy
+from .context import render_context
 from .embedder_spec import embedder_from_spec
 from .embeddings import Embedder
 from .exceptions import (
@@ -46,7 +47,6 @@ from .models import (
     SearchHit,
     Stats,
 )
-from .render import render_context
 from .retrieval import Mode, Retriever, mismatch_message
 from .settings import Settings, default_database_url
 from .store import Database, NewMemory, Order, SearchFilters, check_version, content_hash

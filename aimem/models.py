@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from . import display
 from .scoring import COMPONENT_MAX, priority_from
 
 if TYPE_CHECKING:
@@ -122,16 +123,12 @@ class Memory(BaseModel):
         """True while the memory waits for a judge (no scores yet)."""
         return self.priority_score is None
 
-    # Display (render.py imports this module, so it is imported where used).
+    # Views come from aimem.render, registered in aimem.display (no import cycle).
     def _repr_html_(self) -> str:
-        from .render import memory_html
-
-        return memory_html(self)
+        return display.html_of(self)
 
     def __rich__(self) -> RenderableType:
-        from .render import memory_detail
-
-        return memory_detail(self)
+        return display.rich_of(self)
 
 
 class RelatedMemory(Memory):
@@ -153,14 +150,10 @@ class SearchHit(BaseModel):
     explanation: dict[str, float] | None = None
 
     def _repr_html_(self) -> str:
-        from .render import hits_html
-
-        return hits_html([self])
+        return display.html_of(self)
 
     def __rich__(self) -> RenderableType:
-        from .render import search_table
-
-        return search_table([self])
+        return display.rich_of(self)
 
 
 class PruneReport(BaseModel):
@@ -181,14 +174,10 @@ class PruneReport(BaseModel):
         return {m.id: m.archive_reason or "" for m in self.archived}
 
     def _repr_html_(self) -> str:
-        from .render import prune_report_html
-
-        return prune_report_html(self)
+        return display.html_of(self)
 
     def __rich__(self) -> RenderableType:
-        from .render import prune_report_rich
-
-        return prune_report_rich(self)
+        return display.rich_of(self)
 
 
 class SaveReport(BaseModel):
@@ -202,14 +191,10 @@ class SaveReport(BaseModel):
     duplicates: list[str] = []
 
     def _repr_html_(self) -> str:
-        from .render import save_report_html
-
-        return save_report_html(self)
+        return display.html_of(self)
 
     def __rich__(self) -> RenderableType:
-        from .render import save_report_rich
-
-        return save_report_rich(self)
+        return display.rich_of(self)
 
 
 class ExportReport(BaseModel):
@@ -237,14 +222,10 @@ class ImportReport(BaseModel):
     archived: list[Memory] = []
 
     def _repr_html_(self) -> str:
-        from .render import import_report_html
-
-        return import_report_html(self)
+        return display.html_of(self)
 
     def __rich__(self) -> RenderableType:
-        from .render import import_report_rich
-
-        return import_report_rich(self)
+        return display.rich_of(self)
 
 
 class Stats(BaseModel):
@@ -265,11 +246,7 @@ class Stats(BaseModel):
     min_priority_score: float
 
     def _repr_html_(self) -> str:
-        from .render import stats_html
-
-        return stats_html(self)
+        return display.html_of(self)
 
     def __rich__(self) -> RenderableType:
-        from .render import stats_table
-
-        return stats_table(self)
+        return display.rich_of(self)

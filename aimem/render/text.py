@@ -1,0 +1,46 @@
+"""Plain-text pieces both views share: scores, states, times, report summaries."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ..models import ImportReport, Memory, PruneReport
+
+__all__ = ["fmt_score", "import_summary", "prune_summary", "state", "when"]
+
+
+def fmt_score(value: float | None) -> str:
+    """A score with two decimals, or a dash for none (pending)."""
+    return "—" if value is None else f"{value:.2f}"
+
+
+def state(memory: Memory) -> str:
+    """Archived (and why), pinned, pending or active."""
+    if memory.archived_at is not None:
+        return f"archived: {memory.archive_reason}"
+    if memory.pinned:
+        return "pinned"
+    return "pending" if memory.pending else "active"
+
+
+def when(value: datetime | None) -> str:
+    """A time to the second, or a dash."""
+    return "—" if value is None else value.isoformat(timespec="seconds")
+
+
+def prune_summary(report: PruneReport) -> str:
+    """One sentence on what counts toward the cap after a prune."""
+    count = "would count" if report.dry_run else "count"
+    return (
+        f"{report.active_after} active memories {count} toward the cap "
+        f"(max_memories {report.max_memories}, min_priority_score "
+        f"{report.min_priority_score:.2f}); pinned and pending ones do not."
+    )
+
+
+def import_summary(report: ImportReport) -> str:
+    """One sentence on what an import did or would do."""
+    if not report.ok:
+        return f"Import refused: {len(report.errors)} problem(s); nothing was written."
+    verb = "Would import" if report.dry_run else "Imported"
+    return f"{verb} {report.memories} memories and {report.history} history events."
