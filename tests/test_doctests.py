@@ -13,7 +13,7 @@ import aimem
 MODULES = sorted(
     name
     for _, name, _ in pkgutil.walk_packages(aimem.__path__, "aimem.")
-    if name not in {"aimem.cli", "aimem.__main__"}
+    if name not in {"aimem.cli.main", "aimem.__main__"}
 )
 
 

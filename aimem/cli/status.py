@@ -8,13 +8,13 @@ from pathlib import Path
 
 from rich.table import Table
 
-from . import __version__
-from .cli_commands import Session
-from .judges.heuristic import HeuristicJudge
-from .memory import MemoryStore
-from .models import Memory
-from .render import memory_table
-from .settings import Settings, default_database_url
+from .. import __version__
+from ..judges.heuristic import HeuristicJudge
+from ..memory import MemoryStore
+from ..models import Memory
+from ..render import memory_table
+from ..settings import Settings, default_database_url
+from .commands import Session
 
 __all__ = ["DEMO_MEMORIES", "demo", "status"]
 

@@ -11,12 +11,12 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.text import Text
 
-from .cli_commands import CommandError, Session, count_of, dump, print_json, show_archived
-from .embedder_spec import SPEC_HELP, parse_spec
-from .judges.heuristic import HeuristicJudge
-from .memory import MemoryStore
-from .render import memory_list_table
-from .settings import Settings
+from ..embedder_spec import SPEC_HELP, parse_spec
+from ..judges.heuristic import HeuristicJudge
+from ..memory import MemoryStore
+from ..render import memory_list_table
+from ..settings import Settings
+from .commands import CommandError, Session, count_of, dump, print_json, show_archived
 
 __all__ = ["backup", "export", "import_", "reembed", "reinterpret"]
 

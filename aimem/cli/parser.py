@@ -1,38 +1,23 @@
-"""The ``aimem`` command: status with no arguments, and one subcommand per store operation.
-
-A thin shell: it parses arguments, calls the public API and renders with ``render.py``.
-This module holds the parser and the error handling; command bodies live in
-``cli_commands.py`` (``cli_ingest.py`` for ingest, ``cli_status.py`` for status and demo).
-
-Example:
-    $ aimem save "User prefers Rust for systems work" --user-context syui
-    $ aimem list
-    $ aimem --namespace alice search Rust --json
-"""
+"""The ``aimem`` argument parser: global options, then one subcommand each with its handler."""
 
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-from rich.console import Console
-from rich.text import Text
+from .. import __version__
+from ..embedder_spec import SPEC_HELP
+from . import commands
+from . import transfer as cli_transfer
+from .commands import Session
+from .status import demo
 
-from . import __version__, cli_transfer
-from . import cli_commands as commands
-from .cli_commands import CommandError, Session
-from .cli_status import DEMO_MEMORIES, demo, status
-from .embedder_spec import SPEC_HELP
-from .exceptions import AimemError, NotFoundError
-
-__all__ = ["DEMO_MEMORIES", "build_parser", "main"]
+__all__ = ["JUDGING_COMMANDS", "Handler", "build_parser"]
 
 Handler = Callable[[Session, argparse.Namespace], int]
 
 #: Commands that judge content; the others never call a judge (see ``Session.store``).
-_JUDGING_COMMANDS = frozenset({"save", "save-memory", "ingest", "import-aigpt", "reinterpret"})
+JUDGING_COMMANDS = frozenset({"save", "save-memory", "ingest", "import-aigpt", "reinterpret"})
 
 
 def _positive_int(value: str) -> int:
@@ -361,51 +346,3 @@ def build_parser() -> argparse.ArgumentParser:
         help="capacity of the demo's temporary store (default: %(default)s)",
     )
     return parser
-
-
-def _error(err: Console, message: str) -> int:
-    # soft_wrap: one line whatever the terminal width, so scripts can grep it.
-    err.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
-    return 1
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``aimem`` command; returns the exit status.
-
-    Example:
-        >>> main(["--namespace", "alice", "list", "--json"])  # doctest: +SKIP
-    """
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    session = Session(
-        args.database_url,
-        args.namespace,
-        Console(),
-        Console(stderr=True),
-        judges=args.command in _JUDGING_COMMANDS,
-    )
-    handler: Handler = getattr(args, "handler", status)
-    try:
-        return handler(session, args)
-    except NotFoundError as exc:
-        memory_id = getattr(args, "memory_id", None)
-        if memory_id is None:
-            return _error(session.err, str(exc))
-        return _error(
-            session.err,
-            f"no memory with id {memory_id!r} in namespace {args.namespace!r} "
-            "(see `aimem list --all`)",
-        )
-    except (AimemError, CommandError) as exc:
-        return _error(session.err, str(exc))
-    except OSError as exc:  # an input file that cannot be read
-        detail = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else exc
-        return _error(session.err, str(detail))
-    except KeyboardInterrupt:
-        return 130
-    finally:
-        session.close()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

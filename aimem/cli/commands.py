@@ -18,13 +18,13 @@ from rich.console import Console
 from rich.prompt import Confirm
 from rich.text import Text
 
-from .cli_ingest import parse_lines, save_in_batches
-from .exceptions import AimemError
-from .judges.heuristic import HeuristicJudge
-from .memory import MemoryStore
-from .models import Memory
-from .render import archived_table, memory_detail, memory_list_table, search_table, stats_table
-from .settings import Settings
+from ..exceptions import AimemError
+from ..judges.heuristic import HeuristicJudge
+from ..memory import MemoryStore
+from ..models import Memory
+from ..render import archived_table, memory_detail, memory_list_table, search_table, stats_table
+from ..settings import Settings
+from .ingest import parse_lines, save_in_batches
 
 __all__ = ["CommandError", "Session", "count_of", "dump", "print_json", "show_archived"]
 
@@ -370,7 +370,7 @@ def mcp(s: Session, args: argparse.Namespace) -> int:
     internal error (traceback at debug level), never as a traceback.
     """
     try:  # imported on use: only this command needs the MCP SDK
-        from .mcp_server import run_server
+        from ..mcp_server import run_server
     except ImportError as exc:
         raise CommandError(
             f"the MCP server needs the MCP SDK ({exc}): pip install 'aimem[mcp]'"
@@ -410,7 +410,7 @@ def _sole_cause(exc: BaseException) -> BaseException:
 
 def import_aigpt(s: Session, args: argparse.Namespace) -> int:
     """``aimem import-aigpt PATH``: judge and save the memories of an aigpt record tree."""
-    from .aigpt import import_tree  # imported on use: only this command needs it
+    from ..aigpt import import_tree  # imported on use: only this command needs it
 
     report = import_tree(s.store, Path(args.path), did=args.did)
     core_state = "core text imported" if report.core_imported else "no core text imported"
@@ -421,7 +421,7 @@ def import_aigpt(s: Session, args: argparse.Namespace) -> int:
 
 def export_aigpt(s: Session, args: argparse.Namespace) -> int:
     """``aimem export-aigpt PATH --did DID``: write the store as an aigpt record tree."""
-    from .aigpt import export_tree
+    from ..aigpt import export_tree
 
     paths = export_tree(s.store, Path(args.path), args.did, handle=args.handle)
     s.out.print(Text(f"Wrote {len(paths)} aigpt records under {args.path}."))
