@@ -49,7 +49,14 @@ from .models import (
 )
 from .retrieval import Mode, Retriever, mismatch_message
 from .settings import Settings, default_database_url
-from .store import Database, NewMemory, Order, SearchFilters, check_version, content_hash
+from .storage import (
+    NewMemory,
+    Order,
+    SearchFilters,
+    check_version,
+    content_hash,
+    open_backend,
+)
 from .sync import on_sync_loop, run_sync
 from .validation import (
     check_content,
@@ -150,7 +157,7 @@ class AsyncMemoryStore:
         if judge is not None and not hasattr(judge, "interpret"):
             raise ValidationError("judge must have an async interpret(content, ...) method")
         # The database first: a URL it refuses is the error to see, not a judge notice.
-        self._db = Database(self.settings.database_url or default_database_url())
+        self._db = open_backend(self.settings.database_url or default_database_url())
         try:
             self.judge: Judge = judge if judge is not None else _default_judge(self.settings)
         except BaseException:

@@ -51,7 +51,7 @@ def rank_hits(
     limit: int,
     explain: bool = False,
 ) -> list[SearchHit]:
-    """Fuse ``(memory, bm25)`` and ``(memory, cosine)`` lists (each best first) into hits.
+    """Fuse ``(memory, relevance)`` keyword and ``(memory, cosine)`` lists (best first).
 
     Relevance is the RRF sum over the lists that were searched, divided by the best
     possible sum, so the top of every list scores 1.0 whether one or two lists ran.
@@ -68,10 +68,10 @@ def rank_hits(
         for rank, (memory, raw) in enumerate(results, start=1):
             memories.setdefault(memory.id, memory)
             fused[memory.id] = fused.get(memory.id, 0.0) + 1.0 / (weights.rrf_k + rank)
-            # SQLite's bm25 is negative, lower better: report it as a positive strength.
+            # Both signals are higher-is-better (the storage seam negates SQLite's bm25).
             signal = signals.setdefault(memory.id, {})
             signal[f"{name}_rank"] = float(rank)
-            signal[raw_name] = -raw if name == "keyword" else raw
+            signal[raw_name] = raw
     hits = []
     for memory_id, rrf in fused.items():
         memory = memories[memory_id]

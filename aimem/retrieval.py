@@ -16,7 +16,7 @@ from .exceptions import EmbedderMismatchError, ValidationError
 from .models import Memory, RelatedMemory, SearchHit
 from .ranking import RankingWeights, rank_hits
 from .settings import Settings
-from .store import Database, SearchFilters
+from .storage import Backend, SearchFilters
 from .vectors import Vector, units
 
 __all__ = ["CANDIDATES", "Mode", "Retriever", "mismatch_message"]
@@ -45,7 +45,7 @@ class Retriever:
 
     def __init__(
         self,
-        db: Database,
+        db: Backend,
         namespace: str,
         embedder: Embedder | None,
         settings: Settings,

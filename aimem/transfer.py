@@ -7,9 +7,11 @@ line before it. Values are written exactly (floats by ``repr``, ``None`` kept), 
 nothing in the file depends on when it was written, so export -> import into an empty
 store -> export gives the same bytes.
 
-Import is two steps: ``parse_export`` reads and validates the whole file (checksum,
-schema, bounds, counts) without touching a database; ``write_import`` then writes it
-in one transaction. A tampered or truncated file never reaches the second step.
+Pure: the storage layer reads what to export (``ExportData``) and writes what was
+imported (``storage/sql_transfer.py``). Import is two steps: ``parse_export`` reads and
+validates the whole file (checksum, schema, every invariant, ``export_checks.py``)
+without touching a database; the store then checks it against the database and writes
+it in one transaction. A tampered or truncated file never reaches the second step.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,22 +27,18 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
-from sqlalchemy import Connection, insert, select
 
-from . import queries as q
 from .export_checks import check_history, check_memory, check_whole
-from .keywords import index_terms
-from .tables import SCHEMA_VERSION, utcnow
+from .models import Memory
 
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "ExportData",
     "ParsedExport",
-    "conflicts",
     "export_lines",
     "parse_export",
     "restored_last",
-    "write_import",
 ]
 
 FORMAT = "aimem-export"
@@ -188,42 +186,28 @@ def _when(value: datetime | None) -> str | None:
 # -- export ---------------------------------------------------------------------------
 
 
-def export_lines(conn: Connection, namespace: str, *, include_history: bool) -> Iterator[str]:
-    """Every line of a namespace's export, trailer last, from one read snapshot."""
-    memory_rows = conn.execute(
-        select(q.MEMORIES).where(q.m.namespace == namespace).order_by(q.m.seq)
-    ).mappings()
-    memories = [dict(row) for row in memory_rows]
-    vectors = {
-        row.seq: row
-        for row in conn.execute(
-            select(q.VECTORS)
-            .join(q.MEMORIES, q.VECTORS.c.seq == q.m.seq)
-            .where(q.m.namespace == namespace)
-        )
-    }
-    keys: dict[str, list[dict[str, Any]]] = {}
-    for row in conn.execute(
-        select(q.KEYS).where(q.KEYS.c.namespace == namespace).order_by(q.KEYS.c.key)
-    ).mappings():
-        keys.setdefault(row["memory_id"], []).append(
-            {
-                "key": row["key"],
-                "content_hash": row["content_hash"],
-                "created_at": _when(row["created_at"]),
-            }
-        )
-    history = (
-        list(
-            conn.execute(
-                select(q.HISTORY).where(q.HISTORY.c.namespace == namespace).order_by(q.HISTORY.c.id)
-            ).mappings()
-        )
-        if include_history
-        else []
-    )
-    core = conn.execute(select(q.CORE).where(q.CORE.c.namespace == namespace)).mappings().first()
+@dataclass
+class ExportData:
+    """What an export holds, read from one snapshot by the storage layer."""
 
+    namespace: str
+    include_history: bool
+    #: The storage schema the data was read from (informational in format 1).
+    schema_version: int
+    #: Every memory of the namespace, in storage order, archived ones too.
+    memories: list[Memory]
+    #: Memory id -> (embedder name, dimension, packed float32 vector).
+    vectors: dict[str, tuple[str, int, bytes]]
+    #: Memory id -> its idempotency keys as (key, content_hash, created_at), by key.
+    keys: dict[str, list[tuple[str, str, datetime]]]
+    #: History events as (memory_id, event, version, at, detail), oldest first.
+    history: list[tuple[str, str, int, datetime, str]]
+    core_text: str
+    core_updated_at: datetime | None
+
+
+def export_lines(data: ExportData) -> Iterator[str]:
+    """Every line of a namespace's export, trailer last."""
     digest = hashlib.sha256()
     count = 0
 
@@ -239,45 +223,41 @@ def export_lines(conn: Connection, namespace: str, *, include_history: bool) -> 
             "kind": "header",
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
-            "namespace": namespace,
-            "schema_version": SCHEMA_VERSION,
-            "history": include_history,
-            "counts": {"memories": len(memories), "history": len(history)},
+            "namespace": data.namespace,
+            "schema_version": data.schema_version,
+            "history": data.include_history,
+            "counts": {"memories": len(data.memories), "history": len(data.history)},
         }
     )
-    yield emit(
-        {
-            "kind": "core",
-            "text": "" if core is None else core["text"],
-            "updated_at": None if core is None else _when(core["updated_at"]),
-        }
-    )
-    for stored in memories:
-        memory = q.memory_of(stored).model_dump(mode="json")
-        vector = vectors.get(stored["seq"])
+    yield emit({"kind": "core", "text": data.core_text, "updated_at": _when(data.core_updated_at)})
+    for memory in data.memories:
+        vector = data.vectors.get(memory.id)
         yield emit(
             {
                 "kind": "memory",
-                **memory,
+                **memory.model_dump(mode="json"),
                 "vector": None
                 if vector is None
                 else {
-                    "model": vector.model,
-                    "dim": vector.dim,
-                    "data": base64.b64encode(vector.vector).decode("ascii"),
+                    "model": vector[0],
+                    "dim": vector[1],
+                    "data": base64.b64encode(vector[2]).decode("ascii"),
                 },
-                "idempotency_keys": keys.get(stored["id"], []),
+                "idempotency_keys": [
+                    {"key": key, "content_hash": digest_, "created_at": _when(at)}
+                    for key, digest_, at in data.keys.get(memory.id, [])
+                ],
             }
         )
-    for event in history:
+    for memory_id, event, version, at, detail in data.history:
         yield emit(
             {
                 "kind": "history",
-                "memory_id": event["memory_id"],
-                "event": event["event"],
-                "version": event["version"],
-                "at": _when(event["at"]),
-                "detail": event["detail"],
+                "memory_id": memory_id,
+                "event": event,
+                "version": version,
+                "at": _when(at),
+                "detail": detail,
             }
         )
     yield _dump({"kind": "trailer", "lines": count, "sha256": digest.hexdigest()})
@@ -371,115 +351,3 @@ def restored_last(parsed: ParsedExport) -> frozenset[str]:
     for event in parsed.history:
         last[event.memory_id] = event.event
     return frozenset(i for i, e in last.items() if e == "restore")
-
-
-def conflicts(
-    conn: Connection,
-    namespace: str,
-    parsed: ParsedExport,
-    embedder: tuple[str, int | None] | None = None,
-) -> list[str]:
-    """What in the database would clash with the file: ids, keys, duplicates, dimensions.
-
-    ``embedder`` is the importing store's ``(name, dim)``: vectors of that name must have
-    its dimension, as must vectors of a model the namespace already holds.
-    """
-    problems: list[str] = []
-    ids = [m.id for m in parsed.memories]
-    for start in range(0, len(ids), 500):
-        taken = conn.execute(select(q.m.id).where(q.m.id.in_(ids[start : start + 500])))
-        problems += [f"memory {i} already exists in this database" for (i,) in taken]
-    keys = [k.key for m in parsed.memories for k in m.idempotency_keys]
-    for start in range(0, len(keys), 500):
-        taken = conn.execute(
-            select(q.KEYS.c.key).where(
-                q.KEYS.c.namespace == namespace, q.KEYS.c.key.in_(keys[start : start + 500])
-            )
-        )
-        problems += [f"idempotency key {k!r} is already used here" for (k,) in taken]
-    incoming = {q.content_hash(m.content): m.id for m in parsed.memories if m.archived_at is None}
-    for digest in q.active_hashes(conn, namespace, list(incoming)):
-        problems.append(f"memory {incoming[digest]}: an active memory with the same content exists")
-    dims = {m.vector.model: m.vector.dim for m in parsed.memories if m.vector is not None}
-    for model, dim in dims.items():
-        stored = q.vector_dim(conn, namespace, model)
-        configured = embedder[1] if embedder is not None and embedder[0] == model else None
-        for expected in (stored, configured):
-            if expected is not None and expected != dim:
-                problems.append(
-                    f"the file's vectors from embedder {model!r} have {dim} dimensions, this "
-                    f"store's have {expected}: import into a store with that embedder, or "
-                    "re-embed one side (aimem reembed) first"
-                )
-                break
-    current_core = q.get_core(conn, namespace)
-    if parsed.core is not None and current_core and current_core != parsed.core.text:
-        problems.append("this namespace already has a different core text; clear it first")
-    return problems[:_MAX_ERRORS]
-
-
-# -- import: write ---------------------------------------------------------------------
-
-
-def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list[str]:
-    """Write a validated export into ``namespace``; returns the imported memory ids.
-
-    Inside the caller's transaction. With no history in the file, each memory gets
-    one ``import`` event, so other processes' caches still see it arrive.
-    """
-    assert parsed.core is not None and not parsed.errors
-    if parsed.core.text or parsed.core.updated_at is not None:
-        q.set_core(conn, namespace, parsed.core.text)
-        if parsed.core.updated_at is not None:
-            conn.execute(
-                q.CORE.update()
-                .where(q.CORE.c.namespace == namespace)
-                .values(updated_at=parsed.core.updated_at)
-            )
-    ids: list[str] = []
-    for m in parsed.memories:
-        row = m.model_dump(exclude={"kind", "vector", "idempotency_keys"})
-        seq = conn.execute(
-            insert(q.MEMORIES).returning(q.m.seq),
-            {
-                **row,
-                "namespace": namespace,
-                "content_hash": q.content_hash(m.content),
-                "terms": index_terms((m.content, m.interpreted_content)),
-            },
-        ).scalar_one()
-        if m.vector is not None:
-            conn.execute(
-                insert(q.VECTORS),
-                {
-                    "seq": seq,
-                    "model": m.vector.model,
-                    "dim": m.vector.dim,
-                    "vector": base64.b64decode(m.vector.data),
-                },
-            )
-        for key in m.idempotency_keys:
-            conn.execute(
-                insert(q.KEYS),
-                {
-                    "namespace": namespace,
-                    "key": key.key,
-                    "memory_id": m.id,
-                    "content_hash": key.content_hash,
-                    "created_at": key.created_at,
-                },
-            )
-        ids.append(m.id)
-    events: Sequence[dict[str, Any]] = [
-        {**e.model_dump(exclude={"kind"}), "namespace": namespace} for e in parsed.history
-    ]
-    if not parsed.history and ids:
-        now = utcnow()
-        events = [
-            {"memory_id": m.id, "namespace": namespace, "event": "import", "version": m.version}
-            | {"at": now, "detail": "{}"}
-            for m in parsed.memories
-        ]
-    if events:
-        conn.execute(insert(q.HISTORY), list(events))
-    return ids

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import aimem
-import aimem.queries as q
+import aimem.storage.sqlite_search as q
 from aimem.testing import FixedJudge
 
 OWN = [

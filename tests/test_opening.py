@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import aimem
-from aimem.tables import SCHEMA_VERSION
+from aimem.storage.schema import SCHEMA_VERSION
 from aimem.testing import FixedJudge
 
 AIMEM = str(Path(sys.executable).with_name("aimem"))
@@ -191,7 +191,7 @@ def test_a_file_aimem_may_not_write_opens_read_only(
             return False
         return real_access(target, mode, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("aimem.sqlite_file.os.access", access)
+    monkeypatch.setattr("aimem.storage.sqlite_file.os.access", access)
     with aimem.MemoryStore(f"sqlite:///{path}", judge=FixedJudge()) as store:
         assert len(store.search("penicillin")) == 1
         with pytest.raises(aimem.StorageError, match="read-only"):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import aimem
-from aimem.tables import SCHEMA_VERSION
+from aimem.storage.schema import SCHEMA_VERSION
 from aimem.testing import FixedJudge
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import aimem
 from aimem.keywords import fts_query, scoped
-from aimem.tables import SCHEMA_VERSION
+from aimem.storage.schema import SCHEMA_VERSION
 from aimem.testing import FixedJudge
 
 
@@ -234,7 +234,7 @@ def test_long_inputs_keep_their_longest_words() -> None:
 def test_keyword_indexes_stay_right_through_archive_restore_and_compaction(
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("aimem.store.COMPACT_EVERY", 3)
+    monkeypatch.setattr("aimem.storage.sqlite.COMPACT_EVERY", 3)
     with aimem.MemoryStore(db_url, judge=FixedJudge(), max_memories=2) as store:
         saved = [store.save(f"garden note {i} [score=0.{i + 4}]") for i in range(6)]
         active = {m.id for m in store.list()}
@@ -255,7 +255,7 @@ def test_keyword_indexes_stay_right_through_archive_restore_and_compaction(
 def test_term_budget_never_picks_a_common_word_by_rarity(
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import aimem.queries as q
+    import aimem.storage.sqlite_search as q
 
     monkeypatch.setattr(q, "RELATED_POSTINGS", 3)
     monkeypatch.setattr(q, "SEARCH_POSTINGS", 3)

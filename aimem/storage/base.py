@@ -1,42 +1,41 @@
-"""The only module that holds the engine: connections, transactions, retries, schema.
+"""The storage seam: every unit of work of a store, written once over ``sql.py``.
 
-Every method is synchronous and takes the namespace explicitly; the facades in
-``memory.py`` call them (from a worker thread in the async one). Writes run in
-``BEGIN IMMEDIATE`` transactions so concurrent writers queue on SQLite's busy
-timeout instead of failing half way, and no LLM call ever happens inside one.
-The statements themselves live in ``queries.py``; where the file is and what may be
-done to it (``sqlite_file.py``) is decided before anything is written: a store that
-does not exist yet answers reads as an empty one and is created by its first write.
+``Backend`` is what the facades call (``memory.py``, ``retrieval.py``): plain values in
+(namespaces, ids, ``NewMemory``), ``aimem`` models out, typed errors only (httpx's
+transport is the model). Every method is synchronous and takes the namespace
+explicitly; no LLM call ever happens inside a transaction. Capacity, duplicates,
+idempotency, history and versions are decided here, once; a dialect (``sqlite.py``)
+fills only the hooks: how to open and begin, which errors are worth a retry, keyword
+search (relevance higher is better), upkeep after archiving, and backup.
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Literal, TypeVar
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
-from . import queries as q
-from . import transfer
-from .capacity import CapacityPolicy
-from .exceptions import AimemError, ConflictError, StorageError
-from .migrations import create_schema, migrate
-from .models import Memory, Stats
-from .queries import NewMemory, SearchFilters, content_hash
-from .sqlite_file import Target, enable_wal, inspect, make_engine, parse_url
-from .tables import SCHEMA_VERSION, utcnow
+from .. import transfer
+from ..capacity import CapacityPolicy
+from ..exceptions import AimemError, ConflictError, StorageError
+from ..models import Memory, Stats
+from ..vectors import Vector, VectorIndex, unpack
+from . import sql as q
+from . import sql_capacity as cap
+from . import sql_transfer
+from . import sql_vectors as vq
+from .schema import utcnow
+from .sql import NewMemory, SearchFilters, content_hash
 from .vector_cache import VectorCache
-from .vectors import Vector, VectorIndex, unpack
 
 __all__ = [
-    "Database",
+    "Backend",
     "NewMemory",
     "Order",
     "SearchFilters",
@@ -50,180 +49,83 @@ log = logging.getLogger("aimem")
 T = TypeVar("T")
 Order = Literal["priority", "recent"]
 
-_LOCK_RETRIES = 5
-#: Archived memories after which this process compacts the active keyword index.
-COMPACT_EVERY = 256
+_RETRIES = 5
 _m = q.MEMORIES.c
 
 
-class Database:
-    """One SQLite file (or a private in-memory database) holding many namespaces."""
+class Backend:
+    """A store's database, many namespaces in one; subclasses are the dialects."""
+
+    engine: Engine
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self._target = parse_url(url)
-        self._lock = threading.RLock()
-        self._archived_since_compaction = 0
-        self._vectors = VectorCache()
-        #: True when the file may only be read (``?mode=ro``, or no write permission).
+        #: True when the database may only be read.
         self.read_only = False
-        #: True while the file does not exist yet: reads see an empty store in memory.
-        self._absent = False
-        self._writes_ready = False
-        if self._target.in_memory:
-            self._use(make_engine(self._target, read_only=False), serial=True)
-            with self._write() as conn:
-                create_schema(conn)
-            self._writes_ready = True
-        else:
-            self._open_file()
+        self._vectors = VectorCache()
+
+    # -- hooks a dialect fills ------------------------------------------------------------
 
     def close(self) -> None:
         """Release every pooled connection."""
-        self.engine.dispose()
+        raise NotImplementedError
 
     @property
     def path(self) -> Path | None:
-        """The database file, or None for an in-memory store."""
-        return self._target.path
+        """The database file, or None where there is none (memory, a server)."""
+        return None
 
-    # -- opening ------------------------------------------------------------------------
+    def _read(self) -> AbstractContextManager[Connection]:
+        """A connection for a read-only unit of work."""
+        raise NotImplementedError
 
-    def _open_file(self) -> None:
-        """Inspect the file read-only; connect to it, or stand in with an empty store."""
-        state = inspect(self._target)
-        self.read_only = not state.writable
-        if state.kind != "aimem":
-            self._absent = True
-            self._use(self._empty_engine(), serial=True)
-            return
-        assert state.version is not None
-        if state.version > SCHEMA_VERSION:
-            raise StorageError(
-                f"This database uses schema version {state.version}, newer than this aimem "
-                f"understands ({SCHEMA_VERSION}): upgrade aimem. The file was not changed."
-            )
-        self._absent = False
-        self._use(make_engine(self._target, read_only=self.read_only), serial=False)
-        if state.version < SCHEMA_VERSION:
-            if self.read_only:
-                raise StorageError(
-                    f"This database uses schema version {state.version} and is read-only: "
-                    "open it once with write access so aimem can upgrade it"
-                )
-            self._prepare_writes()
-
-    def _empty_engine(self) -> Engine:
-        engine = make_engine(Target(None), read_only=False)
-        with engine.execution_options(aimem_write=True).begin() as conn:
-            create_schema(conn)
-        return engine
-
-    def _use(self, engine: Engine, *, serial: bool) -> None:
-        """Switch to ``engine``; ``serial`` for a single shared connection (memory)."""
-        self.engine = engine
-        self._writer = engine.execution_options(aimem_write=True)
-        self._serial = serial
+    def _write(self) -> AbstractContextManager[Connection]:
+        """A connection in a write transaction, writers serialised as the dialect must."""
+        raise NotImplementedError
 
     def _prepare_writes(self) -> None:
-        """Before the first write: create the file if needed, WAL, schema up to date."""
-        with self._lock:
-            if self._writes_ready:
-                return
-            if self.read_only:
-                raise StorageError(
-                    "This database is open read-only (?mode=ro, or no write permission): "
-                    "reading works, saving or changing memories does not"
-                )
-            if self._absent:
-                # Build the file completely before any reader is pointed at it.
-                engine = self._create_file()
-                stand_in = self.engine
-                self._use(engine, serial=False)
-                self._absent = False
-                stand_in.dispose()
-            else:
-                self._ready_for_writes(self.engine)
-            self._writes_ready = True
+        """Anything to do once before the first write (create, migrate)."""
 
-    def _ready_for_writes(self, engine: Engine) -> None:
-        """WAL on, and the schema created or migrated (a no-op when current)."""
-        try:
-            enable_wal(engine)
-        except sqlite3.Error as exc:
-            raise StorageError(f"Cannot prepare the database for writing: {exc}") from exc
-        writer = engine.execution_options(aimem_write=True)
+    _writes_ready = True
 
-        def run() -> None:
-            with writer.begin() as conn:
-                migrate(conn)
+    def _is_transient(self, exc: OperationalError) -> bool:
+        """Whether an operational error is worth running the unit of work again."""
+        return False
 
-        self._with_retry(run)
+    def _keyword_matches(
+        self,
+        conn: Connection,
+        namespace: str,
+        query: str,
+        *,
+        limit: int,
+        filters: SearchFilters,
+        related: bool,
+    ) -> list[tuple[Memory, float]]:
+        """Keyword matches of the namespace as ``(memory, relevance)``, higher is better."""
+        raise NotImplementedError
 
-    def _create_file(self) -> Engine:
-        """The database file (and its folder), with its schema: made by the first write."""
-        assert self._target.path is not None
-        state = inspect(self._target)  # another process may have created it meanwhile
-        if state.kind == "aimem" and (state.version or 0) > SCHEMA_VERSION:
-            raise StorageError(
-                f"This database uses schema version {state.version}, newer than this aimem "
-                f"understands ({SCHEMA_VERSION}): upgrade aimem. The file was not changed."
-            )
-        try:
-            self._target.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StorageError(f"Cannot create the database folder: {exc.strerror}") from exc
-        engine = make_engine(self._target, read_only=False)
-        try:
-            self._ready_for_writes(engine)
-        except BaseException:
-            engine.dispose()
-            raise
-        return engine
+    def _after_archive(self, conn: Connection, count: int) -> None:
+        """Upkeep after ``count`` memories were archived in this transaction."""
 
-    def _refresh_absent(self) -> None:
-        """A store read as empty: if another process created the file since, read it."""
-        if self._target.path is None or not self._target.path.exists():
-            return
-        with self._lock:
-            if not self._absent:
-                return
-            state = inspect(self._target)
-            if state.kind == "aimem":
-                stand_in = self.engine
-                self._open_file()
-                stand_in.dispose()
+    def backup(self, target: Path) -> None:
+        """Copy the whole database to ``target``."""
+        raise StorageError("This database has no file to copy: use export_to(path) instead")
 
-    # -- transactions and retries -------------------------------------------------------
-
-    def _guard(self) -> AbstractContextManager[object]:
-        """The lock one shared connection (a store in memory) needs; none for a file's pool."""
-        return self._lock if self._serial else nullcontext()
-
-    @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        if self._absent:
-            self._refresh_absent()
-        with self._guard(), self.engine.connect() as conn:
-            yield conn
-
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        with self._guard(), self._writer.begin() as conn:
-            yield conn
+    # -- running units of work ----------------------------------------------------------
 
     def _with_retry(self, operation: Callable[[], T]) -> T:
-        """Run ``operation``, retrying a bounded number of times while SQLite stays locked."""
-        for attempt in range(_LOCK_RETRIES):
+        """Run ``operation``, retrying a bounded number of times while the error is transient."""
+        for attempt in range(_RETRIES):
             try:
                 return operation()
             except OperationalError as exc:
-                if not _is_lock_error(exc) or attempt == _LOCK_RETRIES - 1:
+                if not self._is_transient(exc) or attempt == _RETRIES - 1:
                     raise StorageError(f"Database error: {_short(exc)}") from exc
                 time.sleep(0.05 * 2**attempt)
             except AimemError:
                 raise
-            except (SQLAlchemyError, sqlite3.Error) as exc:
+            except SQLAlchemyError as exc:
                 raise StorageError(f"Database error: {_short(exc)}") from exc
             except ValueError as exc:  # a stored value the driver cannot read back
                 raise StorageError(
@@ -249,12 +151,27 @@ class Database:
 
         return self._with_retry(run)
 
-    def _archived(self, conn: Connection, count: int) -> None:
-        """Note archived memories; now and then compact the active index in this transaction."""
-        self._archived_since_compaction += count
-        if self._archived_since_compaction >= COMPACT_EVERY:
-            q.compact_active_index(conn)
-            self._archived_since_compaction = 0
+    def _settle(
+        self,
+        conn: Connection,
+        namespace: str,
+        policy: CapacityPolicy,
+        ids: Sequence[str],
+        *,
+        archived: Sequence[str] = (),
+        protected: frozenset[str] = frozenset(),
+        force: bool = False,
+    ) -> tuple[list[Memory], list[Memory]]:
+        """The tail of every write: capacity (if auto-prune or ``force``), upkeep, reload.
+
+        Returns ``(the memories ids names, as they are now; every memory archived)``.
+        """
+        gone = [*archived]
+        if policy.auto_prune or force:
+            gone += cap.apply_capacity(conn, namespace, policy, protected)
+        self._after_archive(conn, len(gone))
+        now = q.by_ids(conn, [*ids, *gone])
+        return [now[i] for i in ids], [now[i] for i in gone]
 
     # -- reads --------------------------------------------------------------------------
 
@@ -299,9 +216,9 @@ class Database:
         filters: SearchFilters = SearchFilters(),  # noqa: B008 - frozen, safe to share
         related: bool = False,
     ) -> list[tuple[Memory, float]]:
-        """BM25 keyword matches as ``(memory, bm25)``; lower bm25 is better (SQLite's sign)."""
+        """Keyword matches as ``(memory, relevance)``, best first: higher is better."""
         return self._reading(
-            lambda conn: q.keyword_matches(
+            lambda conn: self._keyword_matches(
                 conn,
                 namespace,
                 query,
@@ -329,7 +246,7 @@ class Database:
         def run(conn: Connection) -> list[tuple[Memory, float]]:
             if filters.include_archived:
                 index = VectorIndex(len(vector))
-                for memory_id, blob in q.namespace_vectors(conn, namespace, model):
+                for memory_id, blob in vq.namespace_vectors(conn, namespace, model):
                     index.upsert(memory_id, unpack(blob))
             else:
                 index = self._vectors.index(conn, namespace, model, len(vector))
@@ -352,14 +269,14 @@ class Database:
 
     def vector_dim(self, namespace: str, model: str) -> int | None:
         """Dimension of the namespace's stored vectors from ``model`` (None: none stored)."""
-        return self._reading(lambda conn: q.vector_dim(conn, namespace, model))
+        return self._reading(lambda conn: vq.vector_dim(conn, namespace, model))
 
     def contents_to_embed(
         self, namespace: str, model: str, *, missing_only: bool = False
     ) -> list[tuple[str, int, str]]:
         """``(id, seq, content)`` of the memories to (re-)embed, archived ones too."""
         return self._reading(
-            lambda conn: q.contents_to_embed(conn, namespace, model, missing_only=missing_only)
+            lambda conn: vq.contents_to_embed(conn, namespace, model, missing_only=missing_only)
         )
 
     def replace_vectors(
@@ -372,7 +289,7 @@ class Database:
     ) -> int:
         """Write re-computed vectors in one transaction (``clear``: drop all others first)."""
         return self._writing(
-            lambda conn: q.replace_vectors(conn, namespace, model, vectors, clear=clear)
+            lambda conn: vq.replace_vectors(conn, namespace, model, vectors, clear=clear)
         )
 
     def stats(self, namespace: str, policy: CapacityPolicy) -> Stats:
@@ -387,7 +304,7 @@ class Database:
 
     def count_capped(self, namespace: str) -> int:
         """Active, unpinned, judged memories: the number the cap bounds."""
-        return self._reading(lambda conn: q.count_capped(conn, namespace))
+        return self._reading(lambda conn: cap.count_capped(conn, namespace))
 
     def get_core(self, namespace: str) -> str:
         """The namespace's core text ('' until set)."""
@@ -469,7 +386,7 @@ class Database:
         def work(conn: Connection) -> tuple[list[Memory], list[Memory]]:
             archived: list[str] = []
             if archive_others is not None:
-                archived += q.archive_all_unpinned(conn, namespace, archive_others)
+                archived += cap.archive_all_unpinned(conn, namespace, archive_others)
             ids: list[str] = []
             for item in items:
                 digest = content_hash(item.content)
@@ -487,11 +404,7 @@ class Database:
                 if key is not None and bound is None:
                     q.bind_key(conn, namespace, key, memory_id, digest)
                 ids.append(memory_id)
-            if policy.auto_prune:
-                archived += q.apply_capacity(conn, namespace, policy)
-            self._archived(conn, len(archived))
-            current = q.by_ids(conn, [*ids, *archived])
-            return [current[i] for i in ids], [current[i] for i in archived]
+            return self._settle(conn, namespace, policy, ids, archived=archived)
 
         return self._writing(work)
 
@@ -523,10 +436,8 @@ class Database:
             q.replace_interpretation(
                 conn, namespace, memory_id, item, content_hash(item.content), event
             )
-            archived = q.apply_capacity(conn, namespace, policy) if policy.auto_prune else []
-            self._archived(conn, len(archived))
-            current_ = q.by_ids(conn, [memory_id, *archived])
-            return current_[memory_id], [current_[i] for i in archived]
+            [memory], archived = self._settle(conn, namespace, policy, [memory_id])
+            return memory, archived
 
         return self._writing(work)
 
@@ -534,7 +445,9 @@ class Database:
         """A namespace's export file as lines, read from one snapshot."""
         return self._reading(
             lambda conn: list(
-                transfer.export_lines(conn, namespace, include_history=include_history)
+                transfer.export_lines(
+                    sql_transfer.export_data(conn, namespace, include_history=include_history)
+                )
             )
         )
 
@@ -555,41 +468,22 @@ class Database:
         """
         if dry_run:
             parsed.errors += self._reading(
-                lambda conn: transfer.conflicts(conn, namespace, parsed, embedder)
+                lambda conn: sql_transfer.conflicts(conn, namespace, parsed, embedder)
             )
             return [], []
 
         def work(conn: Connection) -> tuple[list[str], list[Memory]]:
-            clashes = transfer.conflicts(conn, namespace, parsed, embedder)
+            clashes = sql_transfer.conflicts(conn, namespace, parsed, embedder)
             if clashes:
                 parsed.errors += clashes
                 return [], []
-            ids = transfer.write_import(conn, namespace, parsed)
+            ids = sql_transfer.write_import(conn, namespace, parsed)
             # What the user restored stays, as it did where it came from (see restore()).
-            restored = transfer.restored_last(parsed)
-            archived = (
-                q.apply_capacity(conn, namespace, policy, protected=restored)
-                if policy.auto_prune
-                else []
-            )
-            self._archived(conn, len(archived))
-            found = q.by_ids(conn, archived)
-            return ids, [found[i] for i in archived]
+            protected = transfer.restored_last(parsed)
+            _, archived = self._settle(conn, namespace, policy, [], protected=protected)
+            return ids, archived
 
         return self._writing(work)
-
-    def backup(self, target: Path) -> None:
-        """Copy the whole database to ``target`` with SQLite's online backup API."""
-
-        def run(conn: Connection) -> None:
-            source = conn.connection.driver_connection
-            destination = sqlite3.connect(target)
-            try:
-                source.backup(destination)  # type: ignore[union-attr]
-            finally:
-                destination.close()
-
-        self._reading(run)
 
     def pending_ids(self, namespace: str, limit: int | None) -> list[str]:
         """Active memories saved while the judge was failing, oldest first."""
@@ -627,14 +521,11 @@ class Database:
             fields = {"archived_at": None, "archive_reason": None}
             version = q.set_fields(conn, namespace, memory_id, fields)
             q.record(conn, namespace, [(memory_id, version)], "restore", utcnow())
-            archived = (
-                q.apply_capacity(conn, namespace, policy, protected=frozenset({memory_id}))
-                if policy.auto_prune
-                else []
+            protected = frozenset({memory_id})
+            [memory], archived = self._settle(
+                conn, namespace, policy, [memory_id], protected=protected
             )
-            self._archived(conn, len(archived))
-            now = q.by_ids(conn, [memory_id, *archived])
-            return now[memory_id], [now[i] for i in archived]
+            return memory, archived
 
         return self._writing(work)
 
@@ -643,7 +534,7 @@ class Database:
         if dry_run:
 
             def preview(conn: Connection) -> list[Memory]:
-                chosen = q.plan_capacity(conn, namespace, policy)
+                chosen = cap.plan_capacity(conn, namespace, policy)
                 found = q.by_ids(conn, [c.id for c, _ in chosen])
                 now = utcnow()
                 return [
@@ -654,10 +545,7 @@ class Database:
             return self._reading(preview)
 
         def work(conn: Connection) -> list[Memory]:
-            archived = q.apply_capacity(conn, namespace, policy)
-            self._archived(conn, len(archived))
-            found = q.by_ids(conn, archived)
-            return [found[i] for i in archived]
+            return self._settle(conn, namespace, policy, [], force=True)[1]
 
         return self._writing(work)
 
@@ -703,12 +591,7 @@ def check_version(current: Memory, expected_version: int | None) -> None:
         )
 
 
-# -- SQLite errors ---------------------------------------------------------------------
-
-
-def _is_lock_error(exc: OperationalError) -> bool:
-    message = str(exc.orig).lower()
-    return "locked" in message or "busy" in message
+# -- errors ----------------------------------------------------------------------------
 
 
 def _short(exc: BaseException) -> str:

@@ -27,7 +27,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import QueuePool, StaticPool
 
-from .exceptions import StorageError
+from ..exceptions import StorageError
 
 __all__ = ["BUSY_TIMEOUT_MS", "FileState", "Target", "enable_wal", "inspect", "make_engine"]
 

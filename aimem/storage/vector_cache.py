@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection
 
-from . import queries as q
-from .vectors import VectorIndex, unpack
+from ..vectors import VectorIndex, unpack
+from . import sql_vectors as vq
 
 __all__ = ["VectorCache"]
 
@@ -48,16 +48,16 @@ class VectorCache:
 
     @staticmethod
     def _build(conn: Connection, namespace: str, model: str, dim: int) -> _Entry:
-        cursor = q.last_event(conn)  # same snapshot as the vectors read next
+        cursor = vq.last_event(conn)  # same snapshot as the vectors read next
         index = VectorIndex(dim)
-        index.reserve(q.count_active_vectors(conn, namespace, model))
-        for memory_id, blob in q.active_vectors(conn, namespace, model):
+        index.reserve(vq.count_active_vectors(conn, namespace, model))
+        for memory_id, blob in vq.active_vectors(conn, namespace, model):
             index.upsert(memory_id, unpack(blob))
         return _Entry(index, cursor)
 
     @staticmethod
     def _catch_up(conn: Connection, entry: _Entry, namespace: str, model: str) -> None:
-        events = q.events_since(conn, namespace, entry.cursor)
+        events = vq.events_since(conn, namespace, entry.cursor)
         if not events:
             return
         # Whatever happened to a touched memory, its row now says where it stands: drop
@@ -65,6 +65,6 @@ class VectorCache:
         touched = list(dict.fromkeys(i for _, i, event in events if event in _MOVES))
         for memory_id in touched:
             entry.index.remove(memory_id)
-        for memory_id, blob in q.active_vectors(conn, namespace, model, touched):
+        for memory_id, blob in vq.active_vectors(conn, namespace, model, touched):
             entry.index.upsert(memory_id, unpack(blob))
         entry.cursor = events[-1][0]

@@ -8,19 +8,19 @@ dozen of them and the unit-of-work bookkeeping would cost more than SQLite itsel
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy import (
+    Boolean,
     Connection,
     Integer,
     Table,
     bindparam,
     case,
-    false,
     func,
     insert,
     select,
@@ -29,14 +29,15 @@ from sqlalchemy import (
 )
 from sqlalchemy import delete as sql_delete
 from sqlalchemy.engine import RowMapping
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.elements import BindParameter
+from sqlalchemy.sql.functions import GenericFunction
 
-from .capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
-from .exceptions import ConflictError, NotFoundError, StorageError
-from .ids import content_hash, new_id
-from .keywords import index_terms, match_any, query_terms, quote, scoped
-from .models import Interpretation, Memory
-from .tables import (
+from ..exceptions import ConflictError, NotFoundError, StorageError
+from ..ids import content_hash, new_id
+from ..keywords import index_terms
+from ..models import Interpretation, Memory
+from .schema import (
     CoreRow,
     HistoryRow,
     IdempotencyRow,
@@ -51,38 +52,27 @@ __all__ = [
     "SearchFilters",
     "active_duplicate",
     "active_hashes",
-    "active_vectors",
-    "apply_capacity",
-    "archive_all_unpinned",
     "bind_key",
     "by_ids",
-    "compact_active_index",
     "content_hash",
-    "contents_to_embed",
-    "count_active_vectors",
-    "count_capped",
     "delete_memory",
-    "events_since",
     "get_core",
     "insert_memory",
+    "insert_vector_statement",
     "key_target",
-    "keyword_matches",
-    "last_event",
+    "likely",
     "memories",
     "memory_of",
     "namespace_stats",
-    "namespace_vectors",
+    "of_namespace",
     "pending_ids",
-    "plan_capacity",
     "record",
     "reinforce",
     "replace_interpretation",
-    "replace_vectors",
     "require",
     "select_memories",
     "set_core",
     "set_fields",
-    "vector_dim",
 ]
 
 MEMORIES: Table = MemoryRow.__table__  # type: ignore[attr-defined]
@@ -102,18 +92,34 @@ _IDS: BindParameter[list[str]] = bindparam("ids", expanding=True)
 _CHUNK = 10_000
 
 
-def _of_namespace(namespace: Any) -> Any:
+class likely(GenericFunction[bool]):
+    """A planner hint: SQLite's ``likely(x)``; elsewhere just ``x``."""
+
+    type = Boolean()
+    inherit_cache = True
+
+
+@compiles(likely)
+def _bare(element: likely, compiler: Any, **kw: Any) -> str:
+    return str(compiler.process(element.clauses, **kw))
+
+
+@compiles(likely, "sqlite")
+def _hinted(element: likely, compiler: Any, **kw: Any) -> str:
+    return f"likely({compiler.process(element.clauses, **kw)})"
+
+
+def of_namespace(namespace: Any) -> Any:
     """The namespace test for statements keyed by id lists.
 
-    Wrapped in SQLite's likely() hint: without it the planner takes the namespace index
-    for ``id IN (...)`` and walks every memory of the namespace instead of a few ids.
+    Marked likely: without the hint SQLite's planner takes the namespace index for
+    ``id IN (...)`` and walks every memory of the namespace instead of a few ids.
     """
-    return func.likely(m.namespace == namespace)
+    return likely(m.namespace == namespace)
 
 
 _BY_ID = select(MEMORIES).where(m.namespace == _NS, m.id == _ID)
 _BY_IDS = select(MEMORIES).where(m.id.in_(_IDS))
-_BY_SEQS = select(MEMORIES).where(m.seq.in_(bindparam("seqs", expanding=True)))
 _ACTIVE_DUPLICATE = (
     select(m.id)
     .where(m.namespace == _NS, m.content_hash == bindparam("digest"), m.archived_at.is_(None))
@@ -121,43 +127,14 @@ _ACTIVE_DUPLICATE = (
 )
 _REINFORCE = (
     update(MEMORIES)
-    .where(_of_namespace(_NS), m.id.in_(_IDS))
+    .where(of_namespace(_NS), m.id.in_(_IDS))
     .values(access_count=m.access_count + 1, last_accessed_at=bindparam("now"))
 )
 _INSERT_MEMORY = insert(MEMORIES).returning(m.seq)
 _DELETE_VECTOR = sql_delete(VECTORS).where(VECTORS.c.seq == bindparam("seq"))
-_INSERT_VECTOR = insert(VECTORS)
+#: Shared with ``sql_vectors`` (re-embedding writes vectors the same way).
+insert_vector_statement = insert(VECTORS)
 _INSERT_HISTORY = insert(HISTORY)
-_COUNT_CAPPED = select(COUNTS.c.capped).where(COUNTS.c.namespace == _NS)
-_CAPPED = (
-    (m.namespace == _NS)
-    & m.archived_at.is_(None)
-    & (m.pinned == false())
-    & m.priority_score.is_not(None)
-)
-_FORGETTING_ORDER = (m.priority_score, m.created_at, m.id)
-_BELOW_MIN = (
-    select(m.id, m.priority_score, m.created_at)
-    .where(_CAPPED & (m.priority_score < bindparam("threshold")))
-    .order_by(*_FORGETTING_ORDER)
-)
-_LOWEST_ABOVE_MIN = (
-    select(m.id, m.priority_score, m.created_at)
-    .where(_CAPPED & (m.priority_score >= bindparam("threshold")))
-    .order_by(*_FORGETTING_ORDER)
-    .limit(bindparam("limit"))
-)
-_ARCHIVE = (
-    update(MEMORIES)
-    .where(_of_namespace(_NS), m.id.in_(_IDS))
-    .values(
-        archived_at=bindparam("now"),
-        archive_reason=bindparam("reason"),
-        version=m.version + 1,
-        updated_at=bindparam("now"),
-    )
-    .returning(m.id, m.version)
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,7 +370,7 @@ def _store_vector(conn: Connection, seq: int, item: NewMemory, *, replace: bool 
     if item.vector is not None and item.embedding_model is not None:
         dim = len(item.vector) // 4  # float32
         conn.execute(
-            _INSERT_VECTOR,
+            insert_vector_statement,
             {"seq": seq, "model": item.embedding_model, "dim": dim, "vector": item.vector},
         )
 
@@ -465,305 +442,7 @@ def delete_memory(conn: Connection, namespace: str, memory_id: str) -> None:
     conn.execute(sql_delete(MEMORIES).where(m.namespace == namespace, m.id == memory_id))
 
 
-# -- capacity ------------------------------------------------------------------------
-
-
-def count_capped(conn: Connection, namespace: str) -> int:
-    """Active, unpinned, judged memories: one row kept exact by triggers, never a count."""
-    return int(conn.execute(_COUNT_CAPPED, {"ns": namespace}).scalar_one_or_none() or 0)
-
-
-def _candidates(conn: Connection, statement: Any, params: dict[str, Any]) -> list[Candidate]:
-    return [Candidate(i, float(p), c) for i, p, c in conn.execute(statement, params)]
-
-
-def plan_capacity(
-    conn: Connection,
-    namespace: str,
-    policy: CapacityPolicy,
-    protected: frozenset[str] = frozenset(),
-) -> list[tuple[Candidate, str]]:
-    """What the capacity rules would archive now, reading only what can be archived.
-
-    Every below-min row, then the few lowest above it. With auto-prune on, below-min
-    rows are archived as they arrive, so the first query normally returns at most the
-    memory just saved; nothing here scans the namespace.
-    """
-    active = count_capped(conn, namespace)
-    params: dict[str, Any] = {"ns": namespace, "threshold": policy.min_priority_score}
-    below = _candidates(conn, _BELOW_MIN, params)
-    wanted = needed_candidates(active - len(below), policy.max_memories, len(protected))
-    above = _candidates(conn, _LOWEST_ABOVE_MIN, {**params, "limit": wanted}) if wanted else []
-    return choose_forgotten(below + above, active=active, policy=policy, protected=protected)
-
-
-def _archive(
-    conn: Connection, namespace: str, ids: Sequence[str], reason: str, now: datetime
-) -> None:
-    if not ids:
-        return
-    params = {"ns": namespace, "ids": list(ids), "now": now, "reason": reason}
-    rows = conn.execute(_ARCHIVE, params).all()
-    record(conn, namespace, [(i, v) for i, v in rows], "archive", now, {"reason": reason})
-
-
-def apply_capacity(
-    conn: Connection,
-    namespace: str,
-    policy: CapacityPolicy,
-    protected: frozenset[str] = frozenset(),
-) -> list[str]:
-    """Archive what the capacity rules choose; returns the archived ids in forgetting order."""
-    chosen = plan_capacity(conn, namespace, policy, protected)
-    now = utcnow()
-    for reason in dict.fromkeys(r for _, r in chosen):
-        _archive(conn, namespace, [c.id for c, r in chosen if r == reason], reason, now)
-    return [c.id for c, _ in chosen]
-
-
-def archive_all_unpinned(conn: Connection, namespace: str, reason: str) -> list[str]:
-    """Archive every active unpinned memory (``compress``); returns their ids."""
-    ids = list(
-        conn.execute(
-            select(m.id).where(
-                m.namespace == namespace, m.archived_at.is_(None), m.pinned == false()
-            )
-        ).scalars()
-    )
-    _archive(conn, namespace, ids, reason, utcnow())
-    return ids
-
-
-# -- search and stats ----------------------------------------------------------------
-
-
-def keyword_matches(
-    conn: Connection,
-    namespace: str,
-    query: str,
-    *,
-    limit: int,
-    filters: SearchFilters = SearchFilters(),
-    related: bool = False,
-) -> list[tuple[Memory, float]]:
-    """BM25 keyword matches as ``(memory, bm25)``; lower bm25 is better (SQLite's sign).
-
-    Only terms whose matches fit a budget are ranked (see ``affordable_terms``): a tight
-    one for the ``related`` lookup on every save, a generous one for searches.
-    """
-    index = "memories_fts" if filters.include_archived else "memories_active_fts"
-    terms = scoped(query_terms(query), namespace)
-    if related:
-        # Novelty needs a few close memories, not every match: when each word of the
-        # content is common, the lookup finds nothing rather than ranking half the store.
-        terms = affordable_terms(
-            conn, index, terms, RELATED_POSTINGS, _RELATED_TERMS, keep_rarest=False
-        )
-    else:
-        terms = affordable_terms(conn, index, terms, SEARCH_POSTINGS, len(terms))
-    match = match_any(terms)
-    if match is None:
-        return []
-    # Rank inside the index alone, then keep the namespace's rows that pass the filters.
-    # Joining memories into the ranking query would look up every matching row, which
-    # costs more than the ranking; widen the window only when too few rows survive.
-    window = limit * 2
-    while True:
-        ranked = conn.exec_driver_sql(
-            f"SELECT rowid, bm25({index}) AS rank FROM {index} WHERE {index} MATCH ? "
-            "ORDER BY rank LIMIT ?",
-            (match, window),
-        ).all()
-        rows = conn.execute(_BY_SEQS, {"seqs": [r[0] for r in ranked]}).mappings()
-        found = {
-            row["seq"]: memory
-            for row in rows
-            if (memory := memory_of(row)).namespace == namespace and filters.admits(memory)
-        }
-        if len(found) >= limit or len(ranked) < window:
-            break
-        window *= 4
-    hits = [(found[seq], float(rank)) for seq, rank in ranked if seq in found]
-    return hits[:limit]
-
-
-#: Postings (term occurrences in memories) one search may rank, and a related lookup.
-SEARCH_POSTINGS = 10_000
-RELATED_POSTINGS = 300
-_RELATED_TERMS = 6
-
-
-def affordable_terms(
-    conn: Connection,
-    index: str,
-    terms: Sequence[str],
-    budget: int,
-    max_terms: int,
-    *,
-    keep_rarest: bool = True,
-) -> list[str]:
-    """The rarest of ``terms`` whose memories add up to at most ``budget``.
-
-    SQLite ranks every memory that matches any term, so a common word makes a query
-    slow while adding almost nothing: BM25 weighs a term by its rarity. Terms are taken
-    rarest first (absent ones skipped) while their document counts fit the budget. When
-    none fits, ``keep_rarest`` keeps one anyway (a search must answer something);
-    otherwise nothing is kept. In a small store every term fits and nothing changes.
-    Counting stops just past the budget, so one statement prices all terms cheaply; past
-    it, counts tie, which is why an over-budget term is never chosen by "rarity".
-    """
-    if not terms:
-        return []
-    # One statement whose text depends only on the number of terms; run below SQLAlchemy's
-    # compiler, which would otherwise compile each new text afresh.
-    count = f"(SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH ? LIMIT ?))"
-    sql = "SELECT " + ", ".join([count] * len(terms))
-    params = tuple(p for t in terms for p in (quote(t), budget + 1))
-    counts = conn.exec_driver_sql(sql, params).one()
-    chosen: list[str] = []
-    spent = 0
-    for df, i in sorted((df, i) for i, df in enumerate(counts) if df):
-        over = spent + df > budget
-        if len(chosen) == max_terms or (over and (chosen or not keep_rarest)):
-            break
-        chosen.append(terms[i])
-        spent += df
-    return chosen
-
-
-# -- vectors -------------------------------------------------------------------------
-
-
-def active_vectors(
-    conn: Connection, namespace: str, model: str, ids: Sequence[str] | None = None
-) -> Iterator[tuple[str, bytes]]:
-    """``(memory id, packed vector)`` of active memories embedded by ``model``, streamed.
-
-    Streamed rather than listed: a 100k-memory namespace's vectors are 150 MB, and a
-    list would hold a second copy while the index is built.
-    """
-    query = (
-        select(m.id, VECTORS.c.vector)
-        .join_from(MEMORIES, VECTORS, VECTORS.c.seq == m.seq)
-        .where(m.archived_at.is_(None), VECTORS.c.model == model)
-    )
-    if ids is None:
-        query = query.where(m.namespace == namespace)
-    else:
-        query = query.where(m.id.in_(list(ids)), _of_namespace(namespace))
-    for memory_id, blob in conn.execute(query):
-        yield memory_id, bytes(blob)
-
-
-def count_active_vectors(conn: Connection, namespace: str, model: str) -> int:
-    """How many active memories of a namespace have a vector from ``model``."""
-    query = (
-        select(func.count())
-        .select_from(MEMORIES)
-        .join(VECTORS, VECTORS.c.seq == m.seq)
-        .where(m.namespace == namespace, m.archived_at.is_(None), VECTORS.c.model == model)
-    )
-    return int(conn.execute(query).scalar_one())
-
-
-def vector_dim(conn: Connection, namespace: str, model: str) -> int | None:
-    """The dimension of the namespace's vectors from ``model`` (all share one), if any."""
-    query = (
-        select(VECTORS.c.dim)
-        .join_from(MEMORIES, VECTORS, VECTORS.c.seq == m.seq)
-        .where(m.namespace == namespace, VECTORS.c.model == model)
-        .limit(1)
-    )
-    found = conn.execute(query).scalar_one_or_none()
-    return None if found is None else int(found)
-
-
-def contents_to_embed(
-    conn: Connection, namespace: str, model: str, *, missing_only: bool
-) -> list[tuple[str, int, str]]:
-    """``(id, seq, content)`` of all memories (archived too), or only those lacking one."""
-    query = select(m.id, m.seq, m.content).where(m.namespace == namespace).order_by(m.seq)
-    if missing_only:
-        has = select(VECTORS.c.seq).where(VECTORS.c.seq == m.seq, VECTORS.c.model == model)
-        query = query.where(~has.exists())
-    return [(str(i), int(seq), str(c)) for i, seq, c in conn.execute(query)]
-
-
-def replace_vectors(
-    conn: Connection,
-    namespace: str,
-    model: str,
-    vectors: Sequence[tuple[str, int, bytes]],
-    *,
-    clear: bool,
-) -> int:
-    """Store ``(id, seq, packed vector)`` as the memories' vectors from ``model``.
-
-    With ``clear``, every vector of the namespace goes first (another model's too), so
-    afterwards the namespace holds vectors of one embedder only. Each memory gets a
-    ``reembed`` history event, so other processes' vector indexes catch up.
-    """
-    if clear:
-        conn.execute(
-            sql_delete(VECTORS).where(
-                VECTORS.c.seq.in_(select(m.seq).where(m.namespace == namespace))
-            )
-        )
-    else:
-        seqs = [seq for _, seq, _ in vectors]
-        for start in range(0, len(seqs), 500):
-            conn.execute(sql_delete(VECTORS).where(VECTORS.c.seq.in_(seqs[start : start + 500])))
-    if vectors:
-        conn.execute(
-            _INSERT_VECTOR,
-            [
-                {"seq": seq, "model": model, "dim": len(blob) // 4, "vector": blob}
-                for _, seq, blob in vectors
-            ],
-        )
-        ids = [i for i, _, _ in vectors]
-        now = utcnow()
-        for start in range(0, len(ids), 500):
-            rows = conn.execute(
-                select(m.id, m.version).where(m.id.in_(ids[start : start + 500]))
-            ).all()
-            record(conn, namespace, [(str(i), int(v)) for i, v in rows], "reembed", now)
-    return len(vectors)
-
-
-def namespace_vectors(conn: Connection, namespace: str, model: str) -> list[tuple[str, bytes]]:
-    """``(memory id, packed vector)`` of every memory of a namespace, archived ones too."""
-    query = (
-        select(m.id, VECTORS.c.vector)
-        .join_from(MEMORIES, VECTORS, VECTORS.c.seq == m.seq)
-        .where(m.namespace == namespace, VECTORS.c.model == model)
-    )
-    return [(i, bytes(v)) for i, v in conn.execute(query)]
-
-
-def last_event(conn: Connection) -> int:
-    """Id of the newest history event (0 for none): a cursor into what changed since."""
-    return int(conn.execute(select(func.max(HISTORY.c.id))).scalar_one_or_none() or 0)
-
-
-def events_since(conn: Connection, namespace: str, after: int) -> list[tuple[int, str, str]]:
-    """``(event id, memory id, event)`` of a namespace after event ``after``, oldest first."""
-    query = (
-        select(HISTORY.c.id, HISTORY.c.memory_id, HISTORY.c.event)
-        .where(HISTORY.c.id > after, HISTORY.c.namespace == namespace)
-        .order_by(HISTORY.c.id)
-    )
-    return [(int(i), str(mid), str(e)) for i, mid, e in conn.execute(query)]
-
-
-def compact_active_index(conn: Connection) -> None:
-    """Merge the active keyword index so deleted entries stop costing every query.
-
-    FTS5 keeps a tombstone for each archived memory until its segments merge; in a
-    capped store nearly every memory is archived eventually, so without this the
-    small active index would drag along the whole history.
-    """
-    conn.exec_driver_sql("INSERT INTO memories_active_fts(memories_active_fts) VALUES ('optimize')")
+# -- stats and core --------------------------------------------------------------------
 
 
 def namespace_stats(conn: Connection, namespace: str) -> dict[str, Any]:

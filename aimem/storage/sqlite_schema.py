@@ -17,9 +17,9 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, inspect, select, update
 from sqlmodel import SQLModel
 
-from .exceptions import StorageError
-from .keywords import index_terms
-from .tables import (
+from ..exceptions import StorageError
+from ..keywords import index_terms
+from .schema import (
     FTS_TABLES,
     FTS_TRIGGERS,
     SCHEMA_VERSION,

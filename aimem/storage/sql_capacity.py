@@ -1,0 +1,119 @@
+"""The capacity manager's SQL: count, plan and archive, reading only what can be archived.
+
+``capacity.py`` decides (pure); these statements feed it and apply its choice inside
+the caller's transaction. A covering index serves both lookups (``schema.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, false, select, update
+from sqlalchemy.sql.elements import BindParameter
+
+from ..capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
+from .schema import utcnow
+from .sql import COUNTS, MEMORIES, m, of_namespace, record
+
+__all__ = ["apply_capacity", "archive_all_unpinned", "count_capped", "plan_capacity"]
+
+_NS: BindParameter[str] = bindparam("ns")
+_IDS: BindParameter[list[str]] = bindparam("ids", expanding=True)
+_COUNT_CAPPED = select(COUNTS.c.capped).where(COUNTS.c.namespace == _NS)
+_CAPPED = (
+    (m.namespace == _NS)
+    & m.archived_at.is_(None)
+    & (m.pinned == false())
+    & m.priority_score.is_not(None)
+)
+_FORGETTING_ORDER = (m.priority_score, m.created_at, m.id)
+_BELOW_MIN = (
+    select(m.id, m.priority_score, m.created_at)
+    .where(_CAPPED & (m.priority_score < bindparam("threshold")))
+    .order_by(*_FORGETTING_ORDER)
+)
+_LOWEST_ABOVE_MIN = (
+    select(m.id, m.priority_score, m.created_at)
+    .where(_CAPPED & (m.priority_score >= bindparam("threshold")))
+    .order_by(*_FORGETTING_ORDER)
+    .limit(bindparam("limit"))
+)
+_ARCHIVE = (
+    update(MEMORIES)
+    .where(of_namespace(_NS), m.id.in_(_IDS))
+    .values(
+        archived_at=bindparam("now"),
+        archive_reason=bindparam("reason"),
+        version=m.version + 1,
+        updated_at=bindparam("now"),
+    )
+    .returning(m.id, m.version)
+)
+
+
+def count_capped(conn: Connection, namespace: str) -> int:
+    """Active, unpinned, judged memories: one row kept exact by triggers, never a count."""
+    return int(conn.execute(_COUNT_CAPPED, {"ns": namespace}).scalar_one_or_none() or 0)
+
+
+def _candidates(conn: Connection, statement: Any, params: dict[str, Any]) -> list[Candidate]:
+    return [Candidate(i, float(p), c) for i, p, c in conn.execute(statement, params)]
+
+
+def plan_capacity(
+    conn: Connection,
+    namespace: str,
+    policy: CapacityPolicy,
+    protected: frozenset[str] = frozenset(),
+) -> list[tuple[Candidate, str]]:
+    """What the capacity rules would archive now, reading only what can be archived.
+
+    Every below-min row, then the few lowest above it. With auto-prune on, below-min
+    rows are archived as they arrive, so the first query normally returns at most the
+    memory just saved; nothing here scans the namespace.
+    """
+    active = count_capped(conn, namespace)
+    params: dict[str, Any] = {"ns": namespace, "threshold": policy.min_priority_score}
+    below = _candidates(conn, _BELOW_MIN, params)
+    wanted = needed_candidates(active - len(below), policy.max_memories, len(protected))
+    above = _candidates(conn, _LOWEST_ABOVE_MIN, {**params, "limit": wanted}) if wanted else []
+    return choose_forgotten(below + above, active=active, policy=policy, protected=protected)
+
+
+def _archive(
+    conn: Connection, namespace: str, ids: Sequence[str], reason: str, now: datetime
+) -> None:
+    if not ids:
+        return
+    params = {"ns": namespace, "ids": list(ids), "now": now, "reason": reason}
+    rows = conn.execute(_ARCHIVE, params).all()
+    record(conn, namespace, [(i, v) for i, v in rows], "archive", now, {"reason": reason})
+
+
+def apply_capacity(
+    conn: Connection,
+    namespace: str,
+    policy: CapacityPolicy,
+    protected: frozenset[str] = frozenset(),
+) -> list[str]:
+    """Archive what the capacity rules choose; returns the archived ids in forgetting order."""
+    chosen = plan_capacity(conn, namespace, policy, protected)
+    now = utcnow()
+    for reason in dict.fromkeys(r for _, r in chosen):
+        _archive(conn, namespace, [c.id for c, r in chosen if r == reason], reason, now)
+    return [c.id for c, _ in chosen]
+
+
+def archive_all_unpinned(conn: Connection, namespace: str, reason: str) -> list[str]:
+    """Archive every active unpinned memory (``compress``); returns their ids."""
+    ids = list(
+        conn.execute(
+            select(m.id).where(
+                m.namespace == namespace, m.archived_at.is_(None), m.pinned == false()
+            )
+        ).scalars()
+    )
+    _archive(conn, namespace, ids, reason, utcnow())
+    return ids
