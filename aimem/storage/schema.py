@@ -1,6 +1,7 @@
-"""The SQL schema: table models, indexes, the keyword index and the schema version.
+"""The portable schema: table models, indexes and the schema version.
 
-Only ``store.py`` uses these; callers get detached ``aimem.Memory`` snapshots.
+Only ``storage/`` uses these; callers get detached ``aimem.Memory`` snapshots. What a
+dialect adds (SQLite's keyword index and triggers) lives with that dialect.
 """
 
 from __future__ import annotations
@@ -13,12 +14,7 @@ from sqlalchemy.engine import Dialect
 from sqlmodel import Column, Field, SQLModel
 
 __all__ = [
-    "FTS_TABLES",
-    "FTS_TRIGGERS",
     "SCHEMA_VERSION",
-    "SQLITE_FTS_DDL",
-    "SQLITE_FTS_FILL",
-    "SQLITE_TRIGGER_DDL",
     "CoreRow",
     "HistoryRow",
     "IdempotencyRow",
@@ -189,93 +185,3 @@ class MetaRow(SQLModel, table=True):
 
     key: str = Field(primary_key=True)
     value: str
-
-
-# Two keyword indexes over ``memories.terms``, kept in step by triggers: memories_fts
-# holds every memory (searches that include the archive), and memories_active_fts only
-# the active ones, so the everyday search and the related lookup on each save cost what
-# the active set costs, however large the archive grows. Each term is prefixed with its
-# namespace (``keywords.namespace_prefix``), so posting lists, document counts and costs
-# are the namespace's own. Contentless: the text is in ``memories`` already; the
-# triggers hand the index the exact terms to add or remove. aimem stems and folds the
-# terms itself, so the tokenizer only splits on spaces.
-_FTS_OPTIONS = "terms, content='', tokenize='ascii'"
-
-
-def _scoped_terms(row: str) -> str:
-    """SQL for ``row``'s terms, each prefixed with its namespace's hex and ``q``."""
-    prefix = f"lower(hex({row}.namespace)) || 'q'"
-    return (
-        f"CASE WHEN {row}.terms = '' THEN '' ELSE "
-        f"{prefix} || replace({row}.terms, ' ', ' ' || {prefix}) END"
-    )
-
-
-def _fts_add(index: str, row: str, when: str = "") -> str:
-    """Index ``row`` ('new' or 'old') in ``index``, only if ``when`` holds."""
-    return f"INSERT INTO {index}(rowid, terms) SELECT {row}.seq, {_scoped_terms(row)} {when};"
-
-
-def _fts_remove(index: str, row: str, when: str = "") -> str:
-    """Remove ``row`` from a contentless index (it must pass the indexed terms)."""
-    return (
-        f"INSERT INTO {index}({index}, rowid, terms) "
-        f"SELECT 'delete', {row}.seq, {_scoped_terms(row)} {when};"
-    )
-
-
-_NEW_ACTIVE, _OLD_ACTIVE = "WHERE new.archived_at IS NULL", "WHERE old.archived_at IS NULL"
-#: Keyword index objects, dropped and rebuilt by the schema 3 migration.
-FTS_TABLES = ("memories_fts", "memories_active_fts")
-FTS_TRIGGERS = ("memories_fts_ai", "memories_fts_ad", "memories_fts_au", "memories_active_fts_au")
-SQLITE_FTS_DDL = (
-    f"CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5({_FTS_OPTIONS})",
-    f"CREATE VIRTUAL TABLE IF NOT EXISTS memories_active_fts USING fts5({_FTS_OPTIONS})",
-    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_ai AFTER INSERT ON memories BEGIN
-        {_fts_add("memories_fts", "new")}
-        {_fts_add("memories_active_fts", "new", _NEW_ACTIVE)} END""",
-    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_ad AFTER DELETE ON memories BEGIN
-        {_fts_remove("memories_fts", "old")}
-        {_fts_remove("memories_active_fts", "old", _OLD_ACTIVE)} END""",
-    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_au AFTER UPDATE OF terms ON memories BEGIN
-        {_fts_remove("memories_fts", "old")}
-        {_fts_add("memories_fts", "new")} END""",
-    f"""CREATE TRIGGER IF NOT EXISTS memories_active_fts_au
-        AFTER UPDATE OF terms, archived_at ON memories BEGIN
-        {_fts_remove("memories_active_fts", "old", _OLD_ACTIVE)}
-        {_fts_add("memories_active_fts", "new", _NEW_ACTIVE)} END""",
-)
-#: Fill freshly created keyword indexes from the table (the schema 3 migration).
-SQLITE_FTS_FILL = (
-    f"INSERT INTO memories_fts(rowid, terms) SELECT seq, {_scoped_terms('memories')} FROM memories",
-    f"INSERT INTO memories_active_fts(rowid, terms) SELECT seq, {_scoped_terms('memories')} "
-    "FROM memories WHERE archived_at IS NULL",
-)
-#: Counters, cascades and the append-only guard, alongside the keyword index.
-SQLITE_TRIGGER_DDL = (
-    # A row is "capped" (counts toward max_memories) while active, unpinned and judged.
-    """CREATE TRIGGER IF NOT EXISTS memories_count_ai AFTER INSERT ON memories
-        WHEN new.archived_at IS NULL AND NOT new.pinned AND new.priority_score IS NOT NULL
-        BEGIN INSERT INTO namespace_counts(namespace, capped) VALUES (new.namespace, 1)
-        ON CONFLICT(namespace) DO UPDATE SET capped = capped + 1; END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_count_ad AFTER DELETE ON memories
-        WHEN old.archived_at IS NULL AND NOT old.pinned AND old.priority_score IS NOT NULL
-        BEGIN UPDATE namespace_counts SET capped = capped - 1
-        WHERE namespace = old.namespace; END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_count_au AFTER UPDATE OF
-        archived_at, pinned, priority_score, namespace ON memories BEGIN
-        UPDATE namespace_counts SET capped = capped - 1 WHERE namespace = old.namespace
-          AND old.archived_at IS NULL AND NOT old.pinned AND old.priority_score IS NOT NULL;
-        INSERT INTO namespace_counts(namespace, capped)
-          SELECT new.namespace, 1 WHERE new.archived_at IS NULL AND NOT new.pinned
-            AND new.priority_score IS NOT NULL
-          ON CONFLICT(namespace) DO UPDATE SET capped = capped + 1; END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_vector_ad AFTER DELETE ON memories BEGIN
-        DELETE FROM memory_vectors WHERE seq = old.seq; END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_keys_ad AFTER DELETE ON memories BEGIN
-        DELETE FROM idempotency_keys WHERE memory_id = old.id; END""",
-    """CREATE TRIGGER IF NOT EXISTS memory_history_no_update BEFORE UPDATE ON memory_history
-        BEGIN SELECT RAISE(ABORT, 'memory_history is append-only'); END""",
-    """CREATE TRIGGER IF NOT EXISTS memory_history_no_delete BEFORE DELETE ON memory_history
-        BEGIN SELECT RAISE(ABORT, 'memory_history is append-only'); END""",
-)
