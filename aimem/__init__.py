@@ -24,7 +24,7 @@ from .exceptions import (
 from .judges.base import Judge
 from .judges.heuristic import HeuristicJudge
 from .judges.openai import OpenAIJudge
-from .memory import AsyncMemoryStore, MemoryStore
+from .memory import AsyncMemoryStore
 from .models import (
     ExportReport,
     ImportReport,
@@ -38,6 +38,7 @@ from .models import (
     Usage,
 )
 from .settings import Settings
+from .sync import MemoryStore
 
 __version__ = "0.1.0"
 

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .exceptions import ValidationError
-from .memory import MemoryStore
 from .models import Memory
+from .sync import MemoryStore
 from .validation import check_content, check_core_text
 
 __all__ = [

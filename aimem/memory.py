@@ -8,35 +8,23 @@ async twin on aimem's background loop, so both share every decision.
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import dataclasses
 import logging
 import os
-import sqlite3
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
-
-import numpy as np
 
 from . import transfer
-from .capacity import CapacityPolicy
+from .assembly import ArchiveCallback, StoreParts
 from .context import render_context
-from .embedder_spec import embedder_from_spec
-from .embeddings import Embedder
 from .exceptions import (
-    AimemError,
-    EmbeddingError,
     JudgeError,
     NotFoundError,
-    StorageError,
     ValidationError,
 )
-from .judges.base import Judge, judge_source
-from .judges.batch import JudgeItem
 from .models import (
     ExportReport,
     ImportReport,
@@ -47,70 +35,33 @@ from .models import (
     SearchHit,
     Stats,
 )
-from .retrieval import Mode, Retriever, mismatch_message
-from .settings import Settings, default_database_url
+from .reembedding import reembed_namespace
+from .retrieval import Mode
 from .storage import (
-    NewMemory,
     Order,
     SearchFilters,
     check_version,
     content_hash,
-    open_backend,
 )
-from .sync import on_sync_loop, run_sync
 from .validation import (
     check_content,
     check_contents,
     check_core_text,
     check_idempotency_key,
-    check_interpretation,
-    check_label,
     check_limit,
     check_memory_id,
     check_min_score,
-    check_namespace,
     check_user_context,
     check_version_number,
     check_when,
 )
-from .vectors import Vector, pack, units
 
-__all__ = ["ArchiveCallback", "AsyncMemoryStore", "MemoryStore"]
+__all__ = ["ArchiveCallback", "AsyncMemoryStore"]
 
 log = logging.getLogger("aimem")
 
-ArchiveCallback = Callable[[list[Memory]], object]
-P = ParamSpec("P")
-T = TypeVar("T")
 
-_warned_heuristic = False
-
-
-def _default_judge(settings: Settings) -> Judge:
-    """OpenAIJudge when an API key or base URL is configured, else the offline heuristic."""
-    global _warned_heuristic
-    if settings.openai_api_key is not None or settings.openai_base_url:
-        from .judges.openai import OpenAIJudge
-
-        return OpenAIJudge(
-            model=settings.model,
-            base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
-            timeout=settings.judge_timeout,
-            max_attempts=settings.judge_max_attempts,
-        )
-    from .judges.heuristic import HeuristicJudge
-
-    if not _warned_heuristic:
-        _warned_heuristic = True
-        log.warning(
-            "aimem: no OPENAI_API_KEY or OPENAI_BASE_URL configured, so memories are judged "
-            "offline by the built-in HeuristicJudge. Set one of them to use an LLM judge."
-        )
-    return HeuristicJudge()
-
-
-class AsyncMemoryStore:
+class AsyncMemoryStore(StoreParts):
     """Long-term memory that interprets, scores and forgets (async API).
 
     Example:
@@ -124,308 +75,11 @@ class AsyncMemoryStore:
         True
     """
 
-    def __init__(
-        self,
-        database_url: str | None = None,
-        *,
-        judge: Judge | None = None,
-        embedder: Embedder | str | None = None,
-        settings: Settings | None = None,
-        namespace: str = "default",
-        on_archive: ArchiveCallback | None = None,
-        **overrides: Any,
-    ) -> None:
-        if isinstance(embedder, str):  # a spec such as "local": the setting, given here
-            overrides["embedder"] = embedder
-            embedder = None
-        if embedder is not None and not isinstance(embedder, Embedder):
-            raise ValidationError(
-                "embedder must have name, dim and an async embed(texts) method, "
-                "like aimem.LocalEmbedder or aimem.OpenAIEmbedder, or be a spec such as 'local'"
-            )
-        if database_url is not None:
-            overrides["database_url"] = database_url
-        # An explicit Settings object replaces env and file; keyword overrides still win.
-        self.settings = (
-            settings.with_overrides(**overrides) if settings else Settings.load(overrides)
-        )
-        # Built from the setting (AIMEM_EMBEDDER), the store owns it and closes it.
-        self._owns_embedder = embedder is None
-        if embedder is None:
-            embedder = embedder_from_spec(self.settings.embedder, self.settings)
-        self.namespace = check_namespace(namespace)
-        if judge is not None and not hasattr(judge, "interpret"):
-            raise ValidationError("judge must have an async interpret(content, ...) method")
-        # The database first: a URL it refuses is the error to see, not a judge notice.
-        self._db = open_backend(self.settings.database_url or default_database_url())
-        try:
-            self.judge: Judge = judge if judge is not None else _default_judge(self.settings)
-        except BaseException:
-            self._db.close()
-            raise
-        self._owns_judge = judge is None
-        self._on_archive = on_archive
-        self._retriever = Retriever(
-            self._db, self.namespace, embedder, self.settings, self._db_call
-        )
-        self._closed = False
-        if embedder is not None:
-            self._check_embedder(embedder)
-
-    def _check_embedder(self, embedder: Embedder) -> None:
-        """Say at open when the embedder cannot use the stored vectors (saves will refuse)."""
-        try:
-            check_label(embedder.name, "the embedder's name")
-            dim = embedder.dim
-            stored = self._db.vector_dim(self.namespace, embedder.name)
-        except AimemError:
-            self._db.close()
-            raise
-        if dim is not None and stored is not None and stored != dim:
-            log.warning("aimem: %s", mismatch_message(embedder.name, stored, dim))
-
-    # -- lifecycle ------------------------------------------------------------------
-
-    @property
-    def policy(self) -> CapacityPolicy:
-        """The capacity settings in force."""
-        s = self.settings
-        return CapacityPolicy(s.max_memories, s.min_priority_score, s.auto_prune)
-
-    @property
-    def database_url(self) -> str:
-        """Where this store keeps its memories."""
-        return self._db.url
-
-    @property
-    def embedder(self) -> Embedder | None:
-        """The embedder behind semantic search, or None for keyword search only."""
-        return self._retriever.embedder
-
-    async def aclose(self) -> None:
-        """Close the database and any judge client this store created."""
-        if self._closed:
-            return
-        self._closed = True
-        closer = getattr(self.judge, "aclose", None) if self._owns_judge else None
-        if closer is not None:
-            await closer()
-        embedder_closer = getattr(self.embedder, "aclose", None) if self._owns_embedder else None
-        if embedder_closer is not None:
-            await embedder_closer()
-        self._db.close()
-
-    async def close(self) -> None:
-        """Same as ``aclose()``: the async twin of ``MemoryStore.close()``."""
-        await self.aclose()
-
     async def __aenter__(self) -> AsyncMemoryStore:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
-
-    async def _db_call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run a database call without stalling the caller's event loop.
-
-        On a user's loop it goes to a worker thread. On aimem's private loop (a sync
-        store's call) nobody else waits on the loop but our own concurrent judgements,
-        so it runs inline: a thread hop would cost more than the query itself.
-        """
-        if self._closed:
-            raise AimemError("This memory store is closed: open a new one")
-        if on_sync_loop():
-            return fn(*args, **kwargs)
-        return await asyncio.to_thread(fn, *args, **kwargs)
-
-    # -- judging --------------------------------------------------------------------
-
-    async def _judge(
-        self,
-        content: str,
-        user_context: str | None,
-        vector: Vector | None,
-        *,
-        may_pend: bool = True,
-    ) -> NewMemory:
-        """Interpret one content, outside any transaction.
-
-        When the judge fails and ``on_judge_error`` is "pending" (and ``may_pend``),
-        the content comes back unscored rather than lost; otherwise JudgeError.
-        """
-        if not self.settings.interpretation_enabled:
-            from .judges.heuristic import HeuristicJudge
-
-            heuristic = HeuristicJudge()
-            scored = heuristic.score(content, user_context=user_context)
-            interp = scored.model_copy(update={"interpreted_content": content})
-            return self._new_memory(content, interp, judge_source(heuristic), user_context, vector)
-        related = await self._retriever.related(content, vector)
-        try:
-            interp = await self.judge.interpret(content, user_context=user_context, related=related)
-            if not isinstance(interp, Interpretation):
-                raise JudgeError(
-                    f"The judge returned {type(interp).__name__}, not aimem.Interpretation"
-                )
-        except JudgeError as exc:
-            if not self._may_pend(may_pend, exc):
-                raise
-            return self._new_memory(content, None, "pending", user_context, vector)
-        except AimemError:
-            raise
-        except Exception as exc:
-            failure = _judge_crash(exc)
-            if not self._may_pend(may_pend, failure):
-                raise failure from exc
-            return self._new_memory(content, None, "pending", user_context, vector)
-        return self._new_memory(content, interp, judge_source(self.judge), user_context, vector)
-
-    def _may_pend(self, may_pend: bool, failure: JudgeError) -> bool:
-        """Whether a failed judgement is stored as pending (and say so) instead of raised."""
-        if not (may_pend and self.settings.on_judge_error == "pending"):
-            return False
-        log.warning(
-            "aimem: the judge failed (%s); the memory is stored as pending and will be "
-            "judged by reinterpret_pending()",
-            failure,
-        )
-        return True
-
-    def _new_memory(
-        self,
-        content: str,
-        interp: Interpretation | None,
-        source: str,
-        user_context: str | None,
-        vector: Vector | None,
-    ) -> NewMemory:
-        """A memory ready to write; its judgement passes the stored-field rules first."""
-        if interp is not None:
-            what = "the client scores" if source == "client" else f"the judge ({source})"
-            interp = check_interpretation(
-                interp, source, self.settings.max_content_chars, what=what
-            )
-        embedder = self._retriever.embedder
-        if vector is not None and not np.any(vector):
-            vector = None  # a zero vector has no direction: the memory is found by words only
-        return NewMemory(
-            content,
-            interp,
-            source,
-            user_context,
-            vector=None if vector is None else pack(vector),
-            embedding_model=None if embedder is None else embedder.name,
-        )
-
-    async def _judge_all(
-        self, contents: Sequence[str], user_context: str | None, *, may_pend: bool = True
-    ) -> list[NewMemory]:
-        """Embed all contents in one call, then judge them concurrently (bounded).
-
-        With a judge that can batch (``interpret_many``) and ``judge_batch_size > 1``,
-        several contents share one call; otherwise each gets its own.
-        """
-        vectors = await self._retriever.embed(contents)
-        limit = asyncio.Semaphore(self.settings.judge_concurrency)
-
-        def vector(i: int) -> Vector | None:
-            return None if vectors is None else vectors[i]
-
-        async def one(i: int) -> list[NewMemory]:
-            async with limit:
-                return [await self._judge(contents[i], user_context, vector(i), may_pend=may_pend)]
-
-        async def batch(indexes: range) -> list[NewMemory]:
-            async with limit:
-                return await self._judge_batch(
-                    [contents[i] for i in indexes],
-                    [vector(i) for i in indexes],
-                    user_context,
-                    may_pend=may_pend,
-                )
-
-        size = self.settings.judge_batch_size
-        batching = (
-            size > 1
-            and len(contents) > 1
-            and self.settings.interpretation_enabled
-            and callable(getattr(self.judge, "interpret_many", None))
-        )
-        if batching:
-            work = [
-                batch(range(i, min(i + size, len(contents)))) for i in range(0, len(contents), size)
-            ]
-        else:
-            work = [one(i) for i in range(len(contents))]
-        tasks = [asyncio.ensure_future(w) for w in work]
-        try:
-            return [item for done in await asyncio.gather(*tasks) for item in done]
-        except BaseException:
-            # One failure dooms the batch: stop the others' LLM calls instead of paying for them.
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
-
-    async def _judge_batch(
-        self,
-        contents: Sequence[str],
-        vectors: Sequence[Vector | None],
-        user_context: str | None,
-        *,
-        may_pend: bool,
-    ) -> list[NewMemory]:
-        """Judge several contents in one call of a batching judge; failures as ``_judge``."""
-        related = [
-            await self._retriever.related(c, v) for c, v in zip(contents, vectors, strict=True)
-        ]
-        items = [JudgeItem(c, r) for c, r in zip(contents, related, strict=True)]
-        interpret_many = self.judge.interpret_many  # type: ignore[attr-defined]
-        try:
-            results = await interpret_many(items, user_context=user_context)
-        except AimemError:
-            raise
-        except Exception as exc:
-            failure = _judge_crash(exc)
-            results = [failure] * len(items)
-        if not isinstance(results, list) or len(results) != len(items):
-            results = [
-                JudgeError("The judge's interpret_many returned the wrong number of results")
-            ] * len(items)
-        made = []
-        for content, vector_, result in zip(contents, vectors, results, strict=True):
-            if isinstance(result, Interpretation):
-                made.append(
-                    self._new_memory(
-                        content, result, judge_source(self.judge), user_context, vector_
-                    )
-                )
-                continue
-            failure = (
-                result if isinstance(result, JudgeError) else JudgeError(f"bad result: {result!r}")
-            )
-            if not self._may_pend(may_pend, failure):
-                raise failure
-            made.append(self._new_memory(content, None, "pending", user_context, vector_))
-        return made
-
-    def _report(self, archived: list[Memory]) -> None:
-        """Tell the caller what was forgotten: a log line and the on_archive callback."""
-        if not archived:
-            return
-        for m in archived:
-            log.info(
-                "aimem archived %s (priority %s, %s) in namespace %s",
-                m.id,
-                m.priority_score,
-                m.archive_reason,
-                m.namespace,
-            )
-        if self._on_archive is not None:
-            try:
-                self._on_archive(archived)
-            except Exception:  # the save is committed; a failing callback must not undo that
-                log.exception("aimem: on_archive callback raised")
 
     # -- saving ---------------------------------------------------------------------
 
@@ -491,11 +145,11 @@ class AsyncMemoryStore:
         if existing is not None:
             return SaveReport(memories=[existing], archived=[], duplicates=[existing.id])
         if interpretation is None:
-            [item] = await self._judge_all([content], user_context)
+            [item] = await self._judging.judge_all([content], user_context)
         else:
             vectors = await self._retriever.embed([content])
             vector = None if vectors is None else vectors[0]
-            item = self._new_memory(content, interpretation, "client", user_context, vector)
+            item = self._judging.new_memory(content, interpretation, "client", user_context, vector)
         if key is not None:
             item = dataclasses.replace(item, idempotency_key=key)
         [memory], archived = await self._db_call(
@@ -528,7 +182,7 @@ class AsyncMemoryStore:
             )
             if found is not None:
                 known[content] = found
-        items = await self._judge_all([c for c in unique if c not in known], user_context)
+        items = await self._judging.judge_all([c for c in unique if c not in known], user_context)
         memories, archived = await self._db_call(
             self._db.insert, self.namespace, items, self.policy
         )
@@ -569,7 +223,7 @@ class AsyncMemoryStore:
         check_version(current, expected)
         if current.archived_at is None:  # before paying for a judgement
             await self._db_call(self._db.ensure_unique_content, self.namespace, memory_id, content)
-        [item] = await self._judge_all(
+        [item] = await self._judging.judge_all(
             [content], user_context or current.user_context, may_pend=False
         )
         memory, archived = await self._db_call(
@@ -598,7 +252,7 @@ class AsyncMemoryStore:
         for memory_id in ids:
             try:
                 pending = await self.get(memory_id)
-                [item] = await self._judge_all(
+                [item] = await self._judging.judge_all(
                     [pending.content], pending.user_context, may_pend=False
                 )
                 memory, archived = await self._db_call(
@@ -639,7 +293,7 @@ class AsyncMemoryStore:
                 "compress() got no items: that would archive every memory. "
                 "Pass allow_empty=True if that is what you want."
             )
-        judged = await self._judge_all(list(dict.fromkeys(contents)), None)
+        judged = await self._judging.judge_all(list(dict.fromkeys(contents)), None)
         memories, archived = await self._db_call(
             self._db.insert, self.namespace, judged, self.policy, archive_others="compressed"
         )
@@ -807,7 +461,7 @@ class AsyncMemoryStore:
         lines = await self._db_call(
             self._db.export_lines, self.namespace, include_history=bool(include_history)
         )
-        await self._db_call(_write_new_file, target, "".join(lines).encode("utf-8"))
+        await self._db_call(transfer.write_new_file, target, "".join(lines).encode("utf-8"))
         trailer = transfer.Trailer.model_validate_json(lines[-1])
         counts = transfer.Header.model_validate_json(lines[0]).counts
         return ExportReport(
@@ -890,55 +544,11 @@ class AsyncMemoryStore:
             )
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValidationError("batch_size must be a positive integer")
-        done = 0
-        clear = True
-        attempted: set[str] = set()
-        while True:  # memories saved by others meanwhile get a vector in the next round
-            rows = await self._db_call(
-                self._db.contents_to_embed, self.namespace, embedder.name, missing_only=not clear
-            )
-            rows = [row for row in rows if row[0] not in attempted]
-            if not rows and not clear:
-                break
-            attempted.update(i for i, _, _ in rows)
-            vectors = await self._embed_all(embedder, [c for _, _, c in rows], batch_size, progress)
-            await self._db_call(
-                self._db.replace_vectors,
-                self.namespace,
-                embedder.name,
-                [
-                    (i, seq, pack(v))
-                    for (i, seq, _), v in zip(rows, vectors, strict=True)
-                    if np.any(v)  # a zero vector has no direction: none is stored
-                ],
-                clear=clear,
-            )
-            done += len(rows)
-            clear = False
+        done = await reembed_namespace(
+            self._db, self._db_call, self.namespace, embedder, batch_size, progress
+        )
         self._retriever.forget_dimension()
-        log.info("aimem: re-embedded %d memories with %s", done, embedder.name)
         return done
-
-    async def _embed_all(
-        self,
-        embedder: Embedder,
-        texts: Sequence[str],
-        batch_size: int,
-        progress: Callable[[int, int], object] | None,
-    ) -> builtins.list[Vector]:
-        """Unit vectors for ``texts``, in batches, all of one finite length."""
-        vectors: builtins.list[Vector] = []
-        for start in range(0, len(texts), batch_size):
-            batch = list(texts[start : start + batch_size])
-            vectors += units(await embedder.embed(batch), len(batch), embedder.name)
-            if progress is not None:
-                progress(len(vectors), len(texts))
-        if len({len(v) for v in vectors}) > 1:
-            raise EmbeddingError(
-                f"The embedder {embedder.name!r} changed its vectors' length between batches; "
-                "nothing was changed"
-            )
-        return vectors
 
     async def backup(self, path: str | os.PathLike[str]) -> Path:
         """Copy the whole database file (every namespace) with SQLite's online backup API.
@@ -954,301 +564,7 @@ class AsyncMemoryStore:
         partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.partial")
         try:
             await self._db_call(self._db.backup, partial)
-            await self._db_call(_link_new, partial, target)
-        except sqlite3.Error as exc:
-            raise StorageError(f"Backup failed: {exc}") from exc
+            await self._db_call(transfer.link_new, partial, target)
         finally:
             partial.unlink(missing_ok=True)
         return target
-
-
-class MemoryStore:
-    """Long-term memory that interprets, scores and forgets (synchronous API).
-
-    Works in scripts and inside a running event loop (Jupyter): calls run on
-    aimem's own background loop.
-
-    Example:
-        >>> import aimem, tempfile, os
-        >>> path = os.path.join(tempfile.mkdtemp(), "agent.db")
-        >>> with aimem.MemoryStore(f"sqlite:///{path}", judge=aimem.HeuristicJudge(),
-        ...                        max_memories=100) as store:
-        ...     m = store.save("User prefers Rust for systems work", user_context="syui")
-        ...     [hit.memory.id for hit in store.search("Rust")] == [m.id]
-        True
-    """
-
-    def __init__(
-        self,
-        database_url: str | None = None,
-        *,
-        judge: Judge | None = None,
-        embedder: Embedder | str | None = None,
-        settings: Settings | None = None,
-        namespace: str = "default",
-        on_archive: ArchiveCallback | None = None,
-        **overrides: Any,
-    ) -> None:
-        self._async = AsyncMemoryStore(
-            database_url,
-            judge=judge,
-            embedder=embedder,
-            settings=settings,
-            namespace=namespace,
-            on_archive=on_archive,
-            **overrides,
-        )
-
-    @property
-    def settings(self) -> Settings:
-        """The settings in force."""
-        return self._async.settings
-
-    @property
-    def namespace(self) -> str:
-        """The namespace every call is scoped to."""
-        return self._async.namespace
-
-    @property
-    def judge(self) -> Judge:
-        """The judge that interprets saves."""
-        return self._async.judge
-
-    @property
-    def embedder(self) -> Embedder | None:
-        """The embedder behind semantic search, or None for keyword search only."""
-        return self._async.embedder
-
-    @property
-    def database_url(self) -> str:
-        """Where this store keeps its memories."""
-        return self._async.database_url
-
-    @property
-    def core(self) -> str:
-        """The core text (read and assign)."""
-        return self.get_core()
-
-    @core.setter
-    def core(self, text: str) -> None:
-        self.set_core(text)
-
-    def close(self) -> None:
-        """Close the database and any judge client this store created."""
-        run_sync(self._async.aclose())
-
-    def __enter__(self) -> MemoryStore:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def save(  # noqa: D102
-        self,
-        content: str,
-        *,
-        user_context: str | None = None,
-        interpretation: Interpretation | None = None,
-        idempotency_key: str | None = None,
-    ) -> Memory:
-        return run_sync(
-            self._async.save(
-                content,
-                user_context=user_context,
-                interpretation=interpretation,
-                idempotency_key=idempotency_key,
-            )
-        )
-
-    def save_with_report(  # noqa: D102
-        self,
-        content: str,
-        *,
-        user_context: str | None = None,
-        interpretation: Interpretation | None = None,
-        idempotency_key: str | None = None,
-    ) -> SaveReport:
-        return run_sync(
-            self._async.save_with_report(
-                content,
-                user_context=user_context,
-                interpretation=interpretation,
-                idempotency_key=idempotency_key,
-            )
-        )
-
-    def save_many(  # noqa: D102
-        self, contents: Sequence[str], *, user_context: str | None = None
-    ) -> list[Memory]:
-        return run_sync(self._async.save_many(contents, user_context=user_context))
-
-    def save_many_with_report(  # noqa: D102
-        self, contents: Sequence[str], *, user_context: str | None = None
-    ) -> SaveReport:
-        return run_sync(self._async.save_many_with_report(contents, user_context=user_context))
-
-    def update(  # noqa: D102
-        self,
-        memory_id: str,
-        content: str,
-        *,
-        user_context: str | None = None,
-        expected_version: int | None = None,
-    ) -> Memory:
-        return run_sync(
-            self._async.update(
-                memory_id, content, user_context=user_context, expected_version=expected_version
-            )
-        )
-
-    def reinterpret_pending(self, limit: int | None = None) -> builtins.list[Memory]:  # noqa: D102
-        return run_sync(self._async.reinterpret_pending(limit))
-
-    def compress(self, items: Sequence[str], *, allow_empty: bool = False) -> list[Memory]:  # noqa: D102
-        return run_sync(self._async.compress(items, allow_empty=allow_empty))
-
-    def compress_with_report(  # noqa: D102
-        self, items: Sequence[str], *, allow_empty: bool = False
-    ) -> SaveReport:
-        return run_sync(self._async.compress_with_report(items, allow_empty=allow_empty))
-
-    def get(self, memory_id: str) -> Memory:  # noqa: D102
-        return run_sync(self._async.get(memory_id))
-
-    def list(  # noqa: D102
-        self,
-        min_score: float | None = None,
-        limit: int | None = None,
-        order: Order = "priority",
-        include_archived: bool = False,
-    ) -> list[Memory]:
-        return run_sync(self._async.list(min_score, limit, order, include_archived))
-
-    def search(  # noqa: D102
-        self,
-        query: str,
-        limit: int = 10,
-        min_score: float | None = None,
-        explain: bool = False,
-        include_archived: bool = False,
-        *,
-        mode: Mode = "hybrid",
-        user_context: str | None = None,
-        created_after: datetime | None = None,
-        created_before: datetime | None = None,
-    ) -> builtins.list[SearchHit]:
-        return run_sync(
-            self._async.search(
-                query,
-                limit,
-                min_score,
-                explain,
-                include_archived,
-                mode=mode,
-                user_context=user_context,
-                created_after=created_after,
-                created_before=created_before,
-            )
-        )
-
-    def stats(self) -> Stats:  # noqa: D102
-        return run_sync(self._async.stats())
-
-    def get_core(self) -> str:  # noqa: D102
-        return run_sync(self._async.get_core())
-
-    def set_core(self, text: str) -> None:  # noqa: D102
-        run_sync(self._async.set_core(text))
-
-    def context(self, max_chars: int = 4000, query: str | None = None) -> str:  # noqa: D102
-        return run_sync(self._async.context(max_chars, query))
-
-    def delete(self, memory_id: str) -> None:  # noqa: D102
-        run_sync(self._async.delete(memory_id))
-
-    def pin(self, memory_id: str) -> Memory:  # noqa: D102
-        return run_sync(self._async.pin(memory_id))
-
-    def unpin(self, memory_id: str) -> Memory:  # noqa: D102
-        return run_sync(self._async.unpin(memory_id))
-
-    def prune(self, dry_run: bool = False) -> PruneReport:  # noqa: D102
-        return run_sync(self._async.prune(dry_run))
-
-    def restore(self, memory_id: str) -> Memory:  # noqa: D102
-        return run_sync(self._async.restore(memory_id))
-
-    def export_to(  # noqa: D102
-        self, path: str | os.PathLike[str], *, include_history: bool = True
-    ) -> ExportReport:
-        return run_sync(self._async.export_to(path, include_history=include_history))
-
-    def import_from(  # noqa: D102
-        self, path: str | os.PathLike[str], dry_run: bool = False
-    ) -> ImportReport:
-        return run_sync(self._async.import_from(path, dry_run))
-
-    def reembed(  # noqa: D102
-        self,
-        *,
-        batch_size: int = 64,
-        progress: Callable[[int, int], object] | None = None,
-    ) -> int:
-        return run_sync(self._async.reembed(batch_size=batch_size, progress=progress))
-
-    def backup(self, path: str | os.PathLike[str]) -> Path:  # noqa: D102
-        return run_sync(self._async.backup(path))
-
-
-# The sync twin shares its docs with the async one: one text, kept in one place.
-for _name in (
-    "save",
-    "save_with_report",
-    "save_many",
-    "save_many_with_report",
-    "update",
-    "reinterpret_pending",
-    "compress",
-    "compress_with_report",
-    "get",
-    "list",
-    "search",
-    "stats",
-    "get_core",
-    "set_core",
-    "context",
-    "delete",
-    "pin",
-    "unpin",
-    "prune",
-    "restore",
-    "export_to",
-    "import_from",
-    "reembed",
-    "backup",
-):
-    getattr(MemoryStore, _name).__doc__ = getattr(AsyncMemoryStore, _name).__doc__
-del _name
-
-
-def _judge_crash(exc: Exception) -> JudgeError:
-    """A judge that raised something other than an aimem error, as a JudgeError."""
-    return JudgeError(f"The judge failed: {type(exc).__name__}: {exc}")
-
-
-def _link_new(source: Path, target: Path) -> None:
-    """Give ``source`` the name ``target``, failing if ``target`` exists (no overwrite)."""
-    os.link(source, target)
-
-
-def _write_new_file(target: Path, data: bytes) -> None:
-    """Write ``data`` to a new file ``target``: complete and synced, or not there at all."""
-    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.partial")
-    try:
-        with partial.open("xb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        _link_new(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)

@@ -1,66 +1,304 @@
-"""Run coroutines from synchronous code, even inside a running event loop (Jupyter).
+"""``MemoryStore``: the synchronous twin of ``AsyncMemoryStore``.
 
-``asyncio.run`` refuses to start while a loop is running, and nesting loops breaks
-libraries; instead one private loop lives in a daemon thread and sync callers wait
-on futures submitted to it. The same loop serves every sync store in the process,
-so async clients (httpx connection pools) always stay on the loop that made them.
+Every method forwards to the async store on aimem's private background loop
+(``loop.py``), so it works in scripts and inside a running event loop (Jupyter), and
+both twins share every decision; a parity test compares their signatures.
 """
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+import builtins
+import os
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
 
-from .exceptions import AimemError
+from .embeddings import Embedder
+from .judges.base import Judge
+from .loop import on_sync_loop, run_sync
+from .memory import ArchiveCallback, AsyncMemoryStore
+from .models import (
+    ExportReport,
+    ImportReport,
+    Interpretation,
+    Memory,
+    PruneReport,
+    SaveReport,
+    SearchHit,
+    Stats,
+)
+from .retrieval import Mode
+from .settings import Settings
+from .storage import Order
 
-__all__ = ["on_sync_loop", "run_sync"]
-
-T = TypeVar("T")
-
-_lock = threading.Lock()
-_loop: asyncio.AbstractEventLoop | None = None
-_thread: threading.Thread | None = None
-
-
-def _background_loop() -> asyncio.AbstractEventLoop:
-    global _loop, _thread
-    with _lock:
-        if _loop is None or _loop.is_closed():
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="aimem-sync-loop", daemon=True)
-            thread.start()
-            _loop, _thread = loop, thread
-            atexit.register(_shutdown)
-        return _loop
-
-
-def _shutdown() -> None:
-    global _loop
-    with _lock:
-        loop, _loop = _loop, None
-    if loop is not None and not loop.is_closed():
-        loop.call_soon_threadsafe(loop.stop)
-        if _thread is not None:
-            _thread.join(timeout=5)
-        if not loop.is_running():
-            loop.close()
+__all__ = ["MemoryStore", "on_sync_loop", "run_sync"]
 
 
-def on_sync_loop() -> bool:
-    """True when called from aimem's own background loop (a sync store's call)."""
-    return threading.current_thread() is _thread
+class MemoryStore:
+    """Long-term memory that interprets, scores and forgets (synchronous API).
 
+    Works in scripts and inside a running event loop (Jupyter): calls run on
+    aimem's own background loop.
 
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` on aimem's background loop and return its result (or raise its error)."""
-    loop = _background_loop()
-    if on_sync_loop():
-        coro.close()
-        raise AimemError(
-            "A synchronous aimem store was called from aimem's own event loop (for example "
-            "from an on_archive callback): use AsyncMemoryStore there instead."
+    Example:
+        >>> import aimem, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "agent.db")
+        >>> with aimem.MemoryStore(f"sqlite:///{path}", judge=aimem.HeuristicJudge(),
+        ...                        max_memories=100) as store:
+        ...     m = store.save("User prefers Rust for systems work", user_context="syui")
+        ...     [hit.memory.id for hit in store.search("Rust")] == [m.id]
+        True
+    """
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        judge: Judge | None = None,
+        embedder: Embedder | str | None = None,
+        settings: Settings | None = None,
+        namespace: str = "default",
+        on_archive: ArchiveCallback | None = None,
+        **overrides: Any,
+    ) -> None:
+        self._async = AsyncMemoryStore(
+            database_url,
+            judge=judge,
+            embedder=embedder,
+            settings=settings,
+            namespace=namespace,
+            on_archive=on_archive,
+            **overrides,
         )
-    return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in force."""
+        return self._async.settings
+
+    @property
+    def namespace(self) -> str:
+        """The namespace every call is scoped to."""
+        return self._async.namespace
+
+    @property
+    def judge(self) -> Judge:
+        """The judge that interprets saves."""
+        return self._async.judge
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder behind semantic search, or None for keyword search only."""
+        return self._async.embedder
+
+    @property
+    def database_url(self) -> str:
+        """Where this store keeps its memories."""
+        return self._async.database_url
+
+    @property
+    def core(self) -> str:
+        """The core text (read and assign)."""
+        return self.get_core()
+
+    @core.setter
+    def core(self, text: str) -> None:
+        self.set_core(text)
+
+    def close(self) -> None:
+        """Close the database and any judge client this store created."""
+        run_sync(self._async.aclose())
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def save(  # noqa: D102
+        self,
+        content: str,
+        *,
+        user_context: str | None = None,
+        interpretation: Interpretation | None = None,
+        idempotency_key: str | None = None,
+    ) -> Memory:
+        return run_sync(
+            self._async.save(
+                content,
+                user_context=user_context,
+                interpretation=interpretation,
+                idempotency_key=idempotency_key,
+            )
+        )
+
+    def save_with_report(  # noqa: D102
+        self,
+        content: str,
+        *,
+        user_context: str | None = None,
+        interpretation: Interpretation | None = None,
+        idempotency_key: str | None = None,
+    ) -> SaveReport:
+        return run_sync(
+            self._async.save_with_report(
+                content,
+                user_context=user_context,
+                interpretation=interpretation,
+                idempotency_key=idempotency_key,
+            )
+        )
+
+    def save_many(  # noqa: D102
+        self, contents: Sequence[str], *, user_context: str | None = None
+    ) -> list[Memory]:
+        return run_sync(self._async.save_many(contents, user_context=user_context))
+
+    def save_many_with_report(  # noqa: D102
+        self, contents: Sequence[str], *, user_context: str | None = None
+    ) -> SaveReport:
+        return run_sync(self._async.save_many_with_report(contents, user_context=user_context))
+
+    def update(  # noqa: D102
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        user_context: str | None = None,
+        expected_version: int | None = None,
+    ) -> Memory:
+        return run_sync(
+            self._async.update(
+                memory_id, content, user_context=user_context, expected_version=expected_version
+            )
+        )
+
+    def reinterpret_pending(self, limit: int | None = None) -> builtins.list[Memory]:  # noqa: D102
+        return run_sync(self._async.reinterpret_pending(limit))
+
+    def compress(self, items: Sequence[str], *, allow_empty: bool = False) -> list[Memory]:  # noqa: D102
+        return run_sync(self._async.compress(items, allow_empty=allow_empty))
+
+    def compress_with_report(  # noqa: D102
+        self, items: Sequence[str], *, allow_empty: bool = False
+    ) -> SaveReport:
+        return run_sync(self._async.compress_with_report(items, allow_empty=allow_empty))
+
+    def get(self, memory_id: str) -> Memory:  # noqa: D102
+        return run_sync(self._async.get(memory_id))
+
+    def list(  # noqa: D102
+        self,
+        min_score: float | None = None,
+        limit: int | None = None,
+        order: Order = "priority",
+        include_archived: bool = False,
+    ) -> list[Memory]:
+        return run_sync(self._async.list(min_score, limit, order, include_archived))
+
+    def search(  # noqa: D102
+        self,
+        query: str,
+        limit: int = 10,
+        min_score: float | None = None,
+        explain: bool = False,
+        include_archived: bool = False,
+        *,
+        mode: Mode = "hybrid",
+        user_context: str | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+    ) -> builtins.list[SearchHit]:
+        return run_sync(
+            self._async.search(
+                query,
+                limit,
+                min_score,
+                explain,
+                include_archived,
+                mode=mode,
+                user_context=user_context,
+                created_after=created_after,
+                created_before=created_before,
+            )
+        )
+
+    def stats(self) -> Stats:  # noqa: D102
+        return run_sync(self._async.stats())
+
+    def get_core(self) -> str:  # noqa: D102
+        return run_sync(self._async.get_core())
+
+    def set_core(self, text: str) -> None:  # noqa: D102
+        run_sync(self._async.set_core(text))
+
+    def context(self, max_chars: int = 4000, query: str | None = None) -> str:  # noqa: D102
+        return run_sync(self._async.context(max_chars, query))
+
+    def delete(self, memory_id: str) -> None:  # noqa: D102
+        run_sync(self._async.delete(memory_id))
+
+    def pin(self, memory_id: str) -> Memory:  # noqa: D102
+        return run_sync(self._async.pin(memory_id))
+
+    def unpin(self, memory_id: str) -> Memory:  # noqa: D102
+        return run_sync(self._async.unpin(memory_id))
+
+    def prune(self, dry_run: bool = False) -> PruneReport:  # noqa: D102
+        return run_sync(self._async.prune(dry_run))
+
+    def restore(self, memory_id: str) -> Memory:  # noqa: D102
+        return run_sync(self._async.restore(memory_id))
+
+    def export_to(  # noqa: D102
+        self, path: str | os.PathLike[str], *, include_history: bool = True
+    ) -> ExportReport:
+        return run_sync(self._async.export_to(path, include_history=include_history))
+
+    def import_from(  # noqa: D102
+        self, path: str | os.PathLike[str], dry_run: bool = False
+    ) -> ImportReport:
+        return run_sync(self._async.import_from(path, dry_run))
+
+    def reembed(  # noqa: D102
+        self,
+        *,
+        batch_size: int = 64,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> int:
+        return run_sync(self._async.reembed(batch_size=batch_size, progress=progress))
+
+    def backup(self, path: str | os.PathLike[str]) -> Path:  # noqa: D102
+        return run_sync(self._async.backup(path))
+
+
+# The sync twin shares its docs with the async one: one text, kept in one place.
+for _name in (
+    "save",
+    "save_with_report",
+    "save_many",
+    "save_many_with_report",
+    "update",
+    "reinterpret_pending",
+    "compress",
+    "compress_with_report",
+    "get",
+    "list",
+    "search",
+    "stats",
+    "get_core",
+    "set_core",
+    "context",
+    "delete",
+    "pin",
+    "unpin",
+    "prune",
+    "restore",
+    "export_to",
+    "import_from",
+    "reembed",
+    "backup",
+):
+    getattr(MemoryStore, _name).__doc__ = getattr(AsyncMemoryStore, _name).__doc__
+del _name

@@ -19,6 +19,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,8 +39,10 @@ __all__ = [
     "ExportData",
     "ParsedExport",
     "export_lines",
+    "link_new",
     "parse_export",
     "restored_last",
+    "write_new_file",
 ]
 
 FORMAT = "aimem-export"
@@ -351,3 +355,24 @@ def restored_last(parsed: ParsedExport) -> frozenset[str]:
     for event in parsed.history:
         last[event.memory_id] = event.event
     return frozenset(i for i, e in last.items() if e == "restore")
+
+
+# -- files ---------------------------------------------------------------------------------
+
+
+def link_new(source: Path, target: Path) -> None:
+    """Give ``source`` the name ``target``, failing if ``target`` exists (no overwrite)."""
+    os.link(source, target)
+
+
+def write_new_file(target: Path, data: bytes) -> None:
+    """Write ``data`` to a new file ``target``: complete and synced, or not there at all."""
+    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.partial")
+    try:
+        with partial.open("xb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        link_new(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)

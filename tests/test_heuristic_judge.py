@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from aimem.judges.base import Judge, judge_source
 from aimem.judges.heuristic import HeuristicJudge
 from aimem.models import Interpretation, Memory
-from aimem.judges.base import Judge, judge_source
 from aimem.scoring import COMPONENT_MAX, COMPONENTS
 
 DATA = Path(__file__).parents[1] / "bench" / "data"

@@ -17,9 +17,9 @@ import respx
 import aimem.judges.transport as openai_transport
 from aimem.exceptions import JudgeError, ValidationError
 from aimem.judges.openai import OpenAIJudge
-from aimem.models import Interpretation, Memory
-from aimem.judges.transport import retry_after
 from aimem.judges.prompts import extract_data_block
+from aimem.judges.transport import retry_after
+from aimem.models import Interpretation, Memory
 from aimem.testing import OpenAIStub, StubReply, chat_completion
 
 BASE_URL = "https://llm.test/v1"

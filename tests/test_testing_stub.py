@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from aimem.judges.openai import build_messages
-from aimem.models import Interpretation, Memory
-from aimem.judges.prompts import load_prompt
 from aimem.judges.base import Judge, judge_source
+from aimem.judges.openai import build_messages
+from aimem.judges.prompts import load_prompt
+from aimem.models import Interpretation, Memory
 from aimem.testing import FixedJudge, OpenAIStub, StubReply, marker_score, marker_scores
 
 

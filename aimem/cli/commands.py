@@ -20,10 +20,10 @@ from rich.text import Text
 
 from ..exceptions import AimemError
 from ..judges.heuristic import HeuristicJudge
-from ..memory import MemoryStore
 from ..models import Memory
 from ..render import archived_table, memory_detail, memory_list_table, search_table, stats_table
 from ..settings import Settings
+from ..sync import MemoryStore
 from .ingest import parse_lines, save_in_batches
 
 __all__ = ["CommandError", "Session", "count_of", "dump", "print_json", "show_archived"]

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..exceptions import AimemError, ValidationError
-from ..memory import MemoryStore
+from ..sync import MemoryStore
 from ..validation import check_content, check_user_context
 
 __all__ = ["IngestItem", "IngestSummary", "parse_lines", "save_in_batches"]

@@ -10,10 +10,10 @@ from rich.table import Table
 
 from .. import __version__
 from ..judges.heuristic import HeuristicJudge
-from ..memory import MemoryStore
 from ..models import Memory
 from ..render import memory_table
 from ..settings import Settings, default_database_url
+from ..sync import MemoryStore
 from .commands import Session
 
 __all__ = ["DEMO_MEMORIES", "demo", "status"]

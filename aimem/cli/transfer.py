@@ -13,9 +13,9 @@ from rich.text import Text
 
 from ..embedder_spec import SPEC_HELP, parse_spec
 from ..judges.heuristic import HeuristicJudge
-from ..memory import MemoryStore
 from ..render import memory_list_table
 from ..settings import Settings
+from ..sync import MemoryStore
 from .commands import CommandError, Session, count_of, dump, print_json, show_archived
 
 __all__ = ["backup", "export", "import_", "reembed", "reinterpret"]

@@ -1,0 +1,235 @@
+"""Contents in, memories ready to write out: embed, find related ones, judge, pend on failure.
+
+What happens before a save's transaction, outside it: one embedder call for all
+contents, the related lookup for each (what the judge weighs novelty against), then
+the judge, one call per content or one per batch for a judge that can batch. A failed
+judgement comes back unscored (``pending``) when ``on_judge_error`` allows, never lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+
+from .exceptions import AimemError, JudgeError
+from .judges.base import Judge, judge_source
+from .judges.batch import JudgeItem
+from .judges.heuristic import HeuristicJudge
+from .models import Interpretation
+from .retrieval import Retriever
+from .settings import Settings
+from .storage import NewMemory
+from .validation import check_interpretation
+from .vectors import Vector, pack
+
+__all__ = ["Judging", "default_judge", "judge_crash"]
+
+log = logging.getLogger("aimem")
+
+_warned_heuristic = False
+
+
+def default_judge(settings: Settings) -> Judge:
+    """OpenAIJudge when an API key or base URL is configured, else the offline heuristic."""
+    global _warned_heuristic
+    if settings.openai_api_key is not None or settings.openai_base_url:
+        from .judges.openai import OpenAIJudge  # on use: the openai SDK is slow to import
+
+        return OpenAIJudge(
+            model=settings.model,
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            timeout=settings.judge_timeout,
+            max_attempts=settings.judge_max_attempts,
+        )
+    if not _warned_heuristic:
+        _warned_heuristic = True
+        log.warning(
+            "aimem: no OPENAI_API_KEY or OPENAI_BASE_URL configured, so memories are judged "
+            "offline by the built-in HeuristicJudge. Set one of them to use an LLM judge."
+        )
+    return HeuristicJudge()
+
+
+def judge_crash(exc: Exception) -> JudgeError:
+    """A judge that raised something other than an aimem error, as a JudgeError."""
+    return JudgeError(f"The judge failed: {type(exc).__name__}: {exc}")
+
+
+class Judging:
+    """How one store turns contents into ``NewMemory`` items (see the module docstring)."""
+
+    def __init__(self, judge: Judge, retriever: Retriever, settings: Settings) -> None:
+        self.judge = judge
+        self.retriever = retriever
+        self.settings = settings
+
+    async def _judge(
+        self,
+        content: str,
+        user_context: str | None,
+        vector: Vector | None,
+        *,
+        may_pend: bool = True,
+    ) -> NewMemory:
+        """Interpret one content, outside any transaction.
+
+        When the judge fails and ``on_judge_error`` is "pending" (and ``may_pend``),
+        the content comes back unscored rather than lost; otherwise JudgeError.
+        """
+        if not self.settings.interpretation_enabled:
+            heuristic = HeuristicJudge()
+            scored = heuristic.score(content, user_context=user_context)
+            interp = scored.model_copy(update={"interpreted_content": content})
+            return self.new_memory(content, interp, judge_source(heuristic), user_context, vector)
+        related = await self.retriever.related(content, vector)
+        try:
+            interp = await self.judge.interpret(content, user_context=user_context, related=related)
+            if not isinstance(interp, Interpretation):
+                raise JudgeError(
+                    f"The judge returned {type(interp).__name__}, not aimem.Interpretation"
+                )
+        except JudgeError as exc:
+            if not self._may_pend(may_pend, exc):
+                raise
+            return self.new_memory(content, None, "pending", user_context, vector)
+        except AimemError:
+            raise
+        except Exception as exc:
+            failure = judge_crash(exc)
+            if not self._may_pend(may_pend, failure):
+                raise failure from exc
+            return self.new_memory(content, None, "pending", user_context, vector)
+        return self.new_memory(content, interp, judge_source(self.judge), user_context, vector)
+
+    def _may_pend(self, may_pend: bool, failure: JudgeError) -> bool:
+        """Whether a failed judgement is stored as pending (and say so) instead of raised."""
+        if not (may_pend and self.settings.on_judge_error == "pending"):
+            return False
+        log.warning(
+            "aimem: the judge failed (%s); the memory is stored as pending and will be "
+            "judged by reinterpret_pending()",
+            failure,
+        )
+        return True
+
+    def new_memory(
+        self,
+        content: str,
+        interp: Interpretation | None,
+        source: str,
+        user_context: str | None,
+        vector: Vector | None,
+    ) -> NewMemory:
+        """A memory ready to write; its judgement passes the stored-field rules first."""
+        if interp is not None:
+            what = "the client scores" if source == "client" else f"the judge ({source})"
+            interp = check_interpretation(
+                interp, source, self.settings.max_content_chars, what=what
+            )
+        embedder = self.retriever.embedder
+        if vector is not None and not np.any(vector):
+            vector = None  # a zero vector has no direction: the memory is found by words only
+        return NewMemory(
+            content,
+            interp,
+            source,
+            user_context,
+            vector=None if vector is None else pack(vector),
+            embedding_model=None if embedder is None else embedder.name,
+        )
+
+    async def judge_all(
+        self, contents: Sequence[str], user_context: str | None, *, may_pend: bool = True
+    ) -> list[NewMemory]:
+        """Embed all contents in one call, then judge them concurrently (bounded).
+
+        With a judge that can batch (``interpret_many``) and ``judge_batch_size > 1``,
+        several contents share one call; otherwise each gets its own.
+        """
+        vectors = await self.retriever.embed(contents)
+        limit = asyncio.Semaphore(self.settings.judge_concurrency)
+
+        def vector(i: int) -> Vector | None:
+            return None if vectors is None else vectors[i]
+
+        async def one(i: int) -> list[NewMemory]:
+            async with limit:
+                return [await self._judge(contents[i], user_context, vector(i), may_pend=may_pend)]
+
+        async def batch(indexes: range) -> list[NewMemory]:
+            async with limit:
+                return await self._judge_batch(
+                    [contents[i] for i in indexes],
+                    [vector(i) for i in indexes],
+                    user_context,
+                    may_pend=may_pend,
+                )
+
+        size = self.settings.judge_batch_size
+        batching = (
+            size > 1
+            and len(contents) > 1
+            and self.settings.interpretation_enabled
+            and callable(getattr(self.judge, "interpret_many", None))
+        )
+        if batching:
+            work = [
+                batch(range(i, min(i + size, len(contents)))) for i in range(0, len(contents), size)
+            ]
+        else:
+            work = [one(i) for i in range(len(contents))]
+        tasks = [asyncio.ensure_future(w) for w in work]
+        try:
+            return [item for done in await asyncio.gather(*tasks) for item in done]
+        except BaseException:
+            # One failure dooms the batch: stop the others' LLM calls instead of paying for them.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    async def _judge_batch(
+        self,
+        contents: Sequence[str],
+        vectors: Sequence[Vector | None],
+        user_context: str | None,
+        *,
+        may_pend: bool,
+    ) -> list[NewMemory]:
+        """Judge several contents in one call of a batching judge; failures as ``_judge``."""
+        related = [
+            await self.retriever.related(c, v) for c, v in zip(contents, vectors, strict=True)
+        ]
+        items = [JudgeItem(c, r) for c, r in zip(contents, related, strict=True)]
+        interpret_many = self.judge.interpret_many  # type: ignore[attr-defined]
+        try:
+            results = await interpret_many(items, user_context=user_context)
+        except AimemError:
+            raise
+        except Exception as exc:
+            failure = judge_crash(exc)
+            results = [failure] * len(items)
+        if not isinstance(results, list) or len(results) != len(items):
+            results = [
+                JudgeError("The judge's interpret_many returned the wrong number of results")
+            ] * len(items)
+        made = []
+        for content, vector_, result in zip(contents, vectors, results, strict=True):
+            if isinstance(result, Interpretation):
+                made.append(
+                    self.new_memory(
+                        content, result, judge_source(self.judge), user_context, vector_
+                    )
+                )
+                continue
+            failure = (
+                result if isinstance(result, JudgeError) else JudgeError(f"bad result: {result!r}")
+            )
+            if not self._may_pend(may_pend, failure):
+                raise failure
+            made.append(self.new_memory(content, None, "pending", user_context, vector_))
+        return made
