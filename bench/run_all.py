@@ -7,7 +7,7 @@ perf               perf.py --sizes 1000,10000,100000 (+ max_memories=100)     33
 throughput         throughput.py (96 items, 300 ms latency)                   100
 save_overhead      save_overhead.py --size 10000 --saves 500                   90
 retrieval          retrieval.py (part A, LoCoMo dev; skipped without data)    120
-judge_eval         judge_eval.py bench/data/judge-dev.jsonl                    30
+judge_eval         judge_eval.py aimem/data/judge-dev.jsonl                    30
 stress             stress.py (4 processes x 250 saves)                         60
 fault_injection    fault_injection.py                                          90
 =================  ======================================================  ======
@@ -58,7 +58,11 @@ SCRIPTS = (
     Script("throughput", ("throughput.py",), 100),
     Script("save_overhead", ("save_overhead.py", "--size", "10000", "--saves", "500"), 90),
     Script("retrieval", ("retrieval.py", "--part", "A"), 120, needs=LOCOMO / "memories.jsonl"),
-    Script("judge_eval", ("judge_eval.py", str(BENCH / "data" / "judge-dev.jsonl")), 30),
+    Script(
+        "judge_eval",
+        ("judge_eval.py", str(BENCH.parent / "aimem" / "data" / "judge-dev.jsonl")),
+        30,
+    ),
     Script("stress", ("stress.py",), 60),
     Script("fault_injection", ("fault_injection.py",), 90),
 )

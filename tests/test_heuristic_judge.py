@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from aimem.evaluation import dev_set
 from aimem.judges.base import Judge, judge_source
 from aimem.judges.heuristic import HeuristicJudge
 from aimem.models import Interpretation, Memory
@@ -21,6 +22,8 @@ RANK = {"low": 0, "medium": 1, "high": 2}
 
 
 def load(name: str) -> list[dict[str, Any]]:
+    if name == "judge-dev.jsonl":  # ships with aimem
+        return dev_set()
     with open(DATA / name, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 

@@ -151,6 +151,17 @@ def test_wheel_ships_the_prompts_and_loads_them(tmp_path: Path) -> None:
         cwd=tmp_path,
     ).stdout.strip()
     assert source == str(site / "aimem" / "_prompts" / "interpret.v1.md")
+    # The judge's labelled dev set ships too, so evaluation runs from any folder.
+    code = "from aimem.evaluation import dev_set; print(len(dev_set()))"
+    count = subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    ).stdout.strip()
+    assert count == "150"
 
 
 # --- the interpret prompt itself ----------------------------------------------------------
