@@ -1,12 +1,19 @@
-"""Shared fixtures: every test gets its own real SQLite file and no ambient config."""
+"""Shared fixtures: every test gets its own real database and no ambient config.
+
+``db_url`` is the one place a test's store location comes from, and ``db_url_factory``
+gives a test more stores (by name). Both build SQLite files in the test's tmp_path;
+a second backend is tested by switching them. Tests that inspect the SQLite file itself
+(its bytes, journal mode, FTS tables) are marked ``sqlite_only``.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from _stores import store_url
 
 
 @pytest.fixture(autouse=True)
@@ -23,5 +30,16 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @pytest.fixture
-def db_url(tmp_path: Path) -> Iterator[str]:
-    yield f"sqlite:///{tmp_path / 'memories.db'}"
+def db_url_factory(tmp_path: Path) -> Callable[[str], str]:
+    """``url(name)``: a fresh store's URL for each name (one test, several stores)."""
+
+    def url(name: str = "memories") -> str:
+        return store_url(tmp_path / f"{name.removesuffix('.db')}.db")
+
+    return url
+
+
+@pytest.fixture
+def db_url(db_url_factory: Callable[[str], str]) -> Iterator[str]:
+    """The test's store."""
+    yield db_url_factory("memories")

@@ -11,13 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from _stores import store_url
 
 import aimem
 from aimem.testing import FixedJudge
 
 
 def _store(tmp_path: Path, name: str = "a.db", **settings: object) -> aimem.MemoryStore:
-    return aimem.MemoryStore(f"sqlite:///{tmp_path / name}", judge=FixedJudge(), **settings)
+    return aimem.MemoryStore(store_url(tmp_path / name), judge=FixedJudge(), **settings)
 
 
 def _round_trips(store: aimem.MemoryStore, tmp_path: Path, **settings: object) -> None:
@@ -31,7 +32,7 @@ def _round_trips(store: aimem.MemoryStore, tmp_path: Path, **settings: object) -
 
 def test_update_to_another_active_memorys_content_is_a_conflict(tmp_path: Path) -> None:
     judge = FixedJudge()
-    with aimem.MemoryStore(f"sqlite:///{tmp_path / 'a.db'}", judge=judge) as store:
+    with aimem.MemoryStore(store_url(tmp_path / "a.db"), judge=judge) as store:
         alpha, beta = store.save("alpha"), store.save("beta")
         calls = len(judge.calls)
         with pytest.raises(aimem.ConflictError, match=alpha.id):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _stores import store_url
 
 import aimem
 from aimem import aigpt
@@ -36,7 +37,7 @@ def decode(tid: str) -> int:
 
 def open_store(tmp_path: Path, name: str = "m.db", **overrides: Any) -> aimem.MemoryStore:
     return aimem.MemoryStore(
-        f"sqlite:///{tmp_path / name}",
+        store_url(tmp_path / name),
         judge=aimem.HeuristicJudge(),
         max_memories=1000,
         min_priority_score=0.0,

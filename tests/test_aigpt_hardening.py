@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _stores import store_url
 
 import aimem
 from aimem.aigpt import export_tree, import_tree, read_tree, write_tree
@@ -34,9 +35,7 @@ needs_fifos = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on 
 
 
 def open_store(tmp_path: Path, name: str = "a.db", **overrides: Any) -> aimem.MemoryStore:
-    return aimem.MemoryStore(
-        "sqlite:///" + str(tmp_path / name), judge=aimem.HeuristicJudge(), **overrides
-    )
+    return aimem.MemoryStore(store_url(tmp_path / name), judge=aimem.HeuristicJudge(), **overrides)
 
 
 @pytest.fixture
@@ -299,7 +298,7 @@ def test_cli_import_gives_one_error_line_exit_1_and_writes_nothing(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "60")  # a narrow terminal must not wrap the message
     put(tree, CORE, "self", "I am Ai.\x00")
-    url = "sqlite:///" + str(tmp_path / "cli.db")
+    url = store_url(tmp_path / "cli.db")
     capsys.readouterr()
     code = main(["--database-url", url, "import-aigpt", str(tree)])
     err = capsys.readouterr().err
@@ -321,7 +320,7 @@ def test_cli_import_refuses_a_symlinked_did_folder(
     root = tmp_path / "content"
     root.mkdir()
     (root / DID).symlink_to(outside / DID, target_is_directory=True)
-    url = "sqlite:///" + str(tmp_path / "cli.db")
+    url = store_url(tmp_path / "cli.db")
     capsys.readouterr()
     assert main(["--database-url", url, "import-aigpt", str(root)]) == 1
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error: ")]

@@ -285,3 +285,16 @@ def test_docs_architecture_names_every_module() -> None:
         if p.name != "__init__.py" and p.name not in doc and p.stem not in doc
     ]
     assert missing == [], f"docs/architecture.md does not mention {missing}"
+
+
+def test_tests_get_their_store_from_the_one_fixture() -> None:
+    """Outside SQLite-only files, no test builds a store URL by hand (conftest.store_url)."""
+    tests = ROOT / "tests"
+    offenders = []
+    for path in sorted(tests.rglob("test_*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "pytestmark = pytest.mark.sqlite_only" in text:
+            continue
+        if 'f"sqlite:///' in text or '"sqlite:///" +' in text:
+            offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _stores import store_url
 
 import aimem
 from aimem.judges.prompts import extract_data_block
@@ -28,7 +29,7 @@ def stub() -> Iterator[OpenAIStub]:
 def _store(tmp_path: Path, stub: OpenAIStub, **kwargs: Any) -> aimem.MemoryStore:
     judge = aimem.OpenAIJudge(base_url=stub.base_url, api_key="sk-test", model="stub-model")
     options = {"max_memories": 1000, "min_priority_score": 0.0} | kwargs
-    return aimem.MemoryStore(f"sqlite:///{tmp_path / 'm.db'}", judge=judge, **options)
+    return aimem.MemoryStore(store_url(tmp_path / "m.db"), judge=judge, **options)
 
 
 def _contents(n: int, prefix: str = "fact") -> list[str]:

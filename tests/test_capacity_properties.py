@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _stores import store_url
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,7 +104,7 @@ def _open_store(directory: str, scores: dict[str, float], **kwargs: Any) -> aime
     from aimem.testing import FixedJudge
 
     judge = FixedJudge(scorer=lambda content: scores[content])
-    url = f"sqlite:///{Path(directory) / 'prop.db'}"
+    url = store_url(Path(directory) / "prop.db")
     return aimem.MemoryStore(url, judge=judge, namespace="prop", **kwargs)
 
 

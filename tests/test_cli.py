@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _stores import store_url
 
 from aimem.cli import DEMO_MEMORIES, build_parser, main
 
@@ -81,7 +82,7 @@ Cli = Callable[..., Run]
 @pytest.fixture
 def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
     monkeypatch.setenv("COLUMNS", "200")
-    url = f"sqlite:///{tmp_path / 'm.db'}"
+    url = store_url(tmp_path / "m.db")
     capsys.readouterr()
 
     def run(*argv: str, stdin: str | None = None, url: str = url) -> Run:
@@ -324,7 +325,7 @@ def test_save_memory_alias(cli: Cli) -> None:
 def test_namespace_and_database_url_options(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("AIMEM_DATABASE_URL", f"sqlite:///{tmp_path / 'env.db'}")
+    monkeypatch.setenv("AIMEM_DATABASE_URL", store_url(tmp_path / "env.db"))
     assert cli("--namespace", "alice", "save", ALLERGY).code == 0  # after --database-url
     assert cli("list", "--json").json() == []
     assert len(cli("--namespace", "alice", "list", "--json").json()) == 1
@@ -588,7 +589,7 @@ def test_export_import_round_trip_and_refusals(cli: Cli, tmp_path: Path) -> None
     again = cli("export", str(tmp_path / "x.jsonl"))
     _assert_one_line_error(again, "already exists")
 
-    other = f"sqlite:///{tmp_path / 'other.db'}"
+    other = store_url(tmp_path / "other.db")
     dry = cli("import", str(tmp_path / "x.jsonl"), "--dry-run", "--json", url=other)
     assert dry.code == 0 and dry.json()["ok"] is True and dry.json()["dry_run"] is True
     assert cli("stats", "--json", url=other).json()["total"] == 0, "a dry run writes nothing"
@@ -609,7 +610,7 @@ def test_import_of_a_tampered_file_is_refused(cli: Cli, tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl"
     cli("export", str(path))
     path.write_text(path.read_text().replace("penicillin", "aspirin"))
-    run = cli("import", str(path), url=f"sqlite:///{tmp_path / 'other.db'}")
+    run = cli("import", str(path), url=store_url(tmp_path / "other.db"))
     assert run.code == 1 and "checksum mismatch" in run.err
 
 
@@ -617,7 +618,7 @@ def test_backup_writes_a_working_copy_and_never_overwrites(cli: Cli, tmp_path: P
     memory = _save(cli, ALLERGY)
     run = cli("backup", str(tmp_path / "copy.db"))
     assert run.code == 0 and "copy.db" in run.out
-    shown = cli("show", memory["id"], "--json", url=f"sqlite:///{tmp_path / 'copy.db'}")
+    shown = cli("show", memory["id"], "--json", url=store_url(tmp_path / "copy.db"))
     assert shown.json()["content"] == ALLERGY
     _assert_one_line_error(cli("backup", str(tmp_path / "copy.db")), "already exists")
 
@@ -629,7 +630,7 @@ def test_reinterpret_judges_pending_memories(cli: Cli, tmp_path: Path) -> None:
         async def interpret(self, content: str, **_: object) -> aimem.Interpretation:
             raise RuntimeError("endpoint down")
 
-    with aimem.MemoryStore(f"sqlite:///{tmp_path / 'm.db'}", judge=Down()) as store:  # type: ignore[arg-type]
+    with aimem.MemoryStore(store_url(tmp_path / "m.db"), judge=Down()) as store:  # type: ignore[arg-type]
         pending = store.save(ALLERGY)
     assert pending.score_source == "pending"
     listed = cli("list")

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from _stores import store_url
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -63,16 +64,14 @@ def test_an_out_of_range_port_is_a_one_line_error(
     tmp_path: Path, port: str, transport: str
 ) -> None:
     db = tmp_path / "m.db"
-    result = _run(
-        "--database-url", f"sqlite:///{db}", "mcp", "--transport", transport, "--port", port
-    )
+    result = _run("--database-url", store_url(db), "mcp", "--transport", transport, "--port", port)
     line = _one_error_line(result)
     assert "1 to 65535" in line and port in line
     assert not db.exists(), "refused before opening anything"
 
 
 def test_a_non_integer_port_stays_a_usage_error(tmp_path: Path) -> None:
-    result = _run("--database-url", f"sqlite:///{tmp_path / 'm.db'}", "mcp", "--port", "abc")
+    result = _run("--database-url", store_url(tmp_path / "m.db"), "mcp", "--port", "abc")
     assert result.returncode == 2
     assert "usage:" in result.stderr and "Traceback" not in result.stderr
 
@@ -84,7 +83,7 @@ def test_a_port_in_use_is_a_one_line_error(tmp_path: Path) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         result = _run(
-            "--database-url", f"sqlite:///{db}", "mcp", "--transport", "http", "--port", str(port)
+            "--database-url", store_url(db), "mcp", "--transport", "http", "--port", str(port)
         )
     line = _one_error_line(result)
     assert f"127.0.0.1:{port}" in line and "already in use" in line
@@ -94,7 +93,7 @@ def test_a_port_in_use_is_a_one_line_error(tmp_path: Path) -> None:
 def test_an_unusable_host_is_a_one_line_error(tmp_path: Path) -> None:
     result = _run(
         "--database-url",
-        f"sqlite:///{tmp_path / 'm.db'}",
+        store_url(tmp_path / "m.db"),
         "mcp",
         "--transport",
         "http",
@@ -108,7 +107,7 @@ def test_an_unusable_host_is_a_one_line_error(tmp_path: Path) -> None:
 @contextmanager
 def _listening(db: Path, host: str) -> Iterator[tuple[subprocess.Popen[str], int, str]]:
     port = _free_port(host)
-    command = [AIMEM, "--database-url", f"sqlite:///{db}", "mcp", "--transport", "http"]
+    command = [AIMEM, "--database-url", store_url(db), "mcp", "--transport", "http"]
     process = subprocess.Popen(
         [*command, "--host", host, "--port", str(port)],
         env=_env(),
@@ -170,7 +169,7 @@ def test_a_bad_database_url_is_the_stores_one_line_error(url: str, command: list
     [
         ("not a url", "http://127.0.0.1:9/v1"),
         # httpx rejects this base URL with its own exception type while the judge is built.
-        ("sqlite:///{tmp}/m.db", ":::"),
+        ("{store}", ":::"),
     ],
 )
 def test_mcp_startup_never_ends_in_a_traceback(
@@ -178,5 +177,5 @@ def test_mcp_startup_never_ends_in_a_traceback(
 ) -> None:
     env = _env(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=openai_base_url)
     args = ["--transport", transport, "--port", str(_free_port())]
-    url = database_url.format(tmp=tmp_path)
+    url = database_url.format(store=store_url(tmp_path / "m.db"))
     _one_error_line(_run("--database-url", url, "mcp", *args, env=env))

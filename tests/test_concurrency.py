@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import _workers
+import pytest
 from _workers import CapObserver, capped_count, content_for, read_acks, spawn, stop_all
 
 import aimem
 from aimem.testing import FixedJudge
+
+pytestmark = pytest.mark.sqlite_only  # inspects the SQLite file itself
 
 CAP = 100
 

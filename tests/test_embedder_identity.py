@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from _stores import store_url
 
 import aimem
 from aimem.cli import main
@@ -19,7 +20,7 @@ from aimem.testing import FixedJudge, HashEmbedder
 
 
 def _url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'vectors.db'}"
+    return store_url(tmp_path / "vectors.db")
 
 
 def _dims(tmp_path: Path) -> set[int]:
@@ -60,6 +61,7 @@ def test_another_dimension_is_said_at_open_and_refused_typed_at_use(
         assert len(store.list()) == 2
 
 
+@pytest.mark.sqlite_only
 def test_reembed_recomputes_every_vector_and_search_works_again(tmp_path: Path) -> None:
     saved = _filled(tmp_path)
     seen: list[tuple[int, int]] = []
@@ -74,6 +76,7 @@ def test_reembed_recomputes_every_vector_and_search_works_again(tmp_path: Path) 
         assert len(again.search("coffee", mode="semantic")) >= 1
 
 
+@pytest.mark.sqlite_only
 def test_reembed_also_switches_to_another_embedder(tmp_path: Path) -> None:
     _filled(tmp_path)
 
@@ -100,6 +103,7 @@ def test_reembed_without_an_embedder_says_what_to_do(tmp_path: Path) -> None:
         store.reembed()
 
 
+@pytest.mark.sqlite_only
 def test_a_failing_embedder_leaves_the_stored_vectors_unchanged(tmp_path: Path) -> None:
     _filled(tmp_path)
 
@@ -133,6 +137,7 @@ def test_a_lazy_dimension_is_checked_on_first_use(tmp_path: Path) -> None:
         assert store.stats().total == 4
 
 
+@pytest.mark.sqlite_only
 def test_cli_reembed_with_a_progress_bar(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

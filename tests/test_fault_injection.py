@@ -63,6 +63,8 @@ from aimem.scoring import COMPONENT_MAX, COMPONENTS, priority_from
 from aimem.sync import run_sync
 from aimem.testing import OpenAIStub, StubReply, chat_completion
 
+pytestmark = pytest.mark.sqlite_only  # inspects the SQLite file itself
+
 #: Seconds per request in scenarios that hang: tiny, so hangs cost little.
 TIMEOUT = 0.5
 #: Seconds per request everywhere else: a valid loopback reply takes ~5 ms, but on a busy

@@ -41,6 +41,8 @@ from aimem.cli import build_parser, main
 from aimem.mcp_server import MAX_ERROR_CHARS
 from aimem.testing import FixedJudge, HashEmbedder
 
+pytestmark = pytest.mark.sqlite_only  # inspects the SQLite file itself
+
 ALICE, BOB, CAROL = "alice", "bob", "carol"
 #: In every text field of bob's (content, interpretation, user context, core): a reply
 #: holding it carries bob's data. Alice's texts carry her own mark instead.

@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
+from _stores import store_url
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -53,7 +54,7 @@ def _free_port(host: str) -> int:
 
 
 def _serve_http(db: Path, *args: str) -> list[str]:
-    return [AIMEM, "--database-url", f"sqlite:///{db}", "mcp", "--transport", "http", *args]
+    return [AIMEM, "--database-url", store_url(db), "mcp", "--transport", "http", *args]
 
 
 def _one_line(message: str) -> str:
@@ -270,7 +271,7 @@ def test_the_bearer_scheme_is_case_insensitive_and_spaces_are_tolerated(tmp_path
 @asynccontextmanager
 async def stdio_session(db: Path, log: Path) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
-        command=AIMEM, args=["--database-url", f"sqlite:///{db}", "mcp"], env=_env()
+        command=AIMEM, args=["--database-url", store_url(db), "mcp"], env=_env()
     )
     with log.open("w") as errlog:
         async with (
@@ -282,7 +283,7 @@ async def stdio_session(db: Path, log: Path) -> AsyncIterator[ClientSession]:
 
 def _store_with_one_memory(db: Path) -> str:
     with aimem.MemoryStore(
-        f"sqlite:///{db}", judge=aimem.HeuristicJudge(), min_priority_score=0
+        store_url(db), judge=aimem.HeuristicJudge(), min_priority_score=0
     ) as store:
         store.set_core("You are Ai.")
         memory = store.save(f"The {SECRET} opens the safe", user_context=SECRET)
@@ -295,6 +296,7 @@ def _corrupt(db: Path, column: str, value: str) -> None:
     conn.close()
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize(("column", "value"), [("created_at", SECRET), ("priority_score", "x")])
 def test_a_failing_initialize_is_a_one_line_error_and_details_go_to_the_log(
     tmp_path: Path, column: str, value: str
@@ -349,6 +351,7 @@ def test_resource_errors_are_one_line_and_log_no_traceback(tmp_path: Path) -> No
     assert "Traceback" not in log.read_text()
 
 
+@pytest.mark.sqlite_only
 def test_a_crashing_resource_or_tool_is_one_line_with_details_only_in_the_log(
     tmp_path: Path,
 ) -> None:

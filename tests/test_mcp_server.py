@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
+from _stores import store_url
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -59,7 +60,7 @@ def _env(**extra: str) -> dict[str, str]:
 async def stdio_session(db: Path, *args: str, **env: str) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=AIMEM,
-        args=["--database-url", f"sqlite:///{db}", "mcp", *args],
+        args=["--database-url", store_url(db), "mcp", *args],
         env=_env(**env),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -168,7 +169,7 @@ def test_judged_and_client_scored_saves_search_and_read(tmp_path: Path) -> None:
 
 def test_instructions_carry_core_and_memories_saved_before_initialize(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
-    with aimem.MemoryStore(f"sqlite:///{db}", judge=aimem.HeuristicJudge()) as store:
+    with aimem.MemoryStore(store_url(db), judge=aimem.HeuristicJudge()) as store:
         store.set_core("You are Ai, a cheerful assistant.")
         store.save("I'm allergic to penicillin.")
 
@@ -422,7 +423,7 @@ def _free_port() -> int:
 
 
 def _serve_http(db: Path) -> list[str]:
-    return [AIMEM, "--database-url", f"sqlite:///{db}", "mcp", "--transport", "http"]
+    return [AIMEM, "--database-url", store_url(db), "mcp", "--transport", "http"]
 
 
 @contextmanager

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _stores import store_url
 
 import aimem
 import aimem.storage.sqlite_search as q
@@ -38,7 +39,7 @@ def test_a_flood_in_another_namespace_changes_nothing_here(
 ) -> None:
     monkeypatch.setattr(q, "RELATED_POSTINGS", 20)
     monkeypatch.setattr(q, "SEARCH_POSTINGS", 40)
-    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    url = store_url(tmp_path / "shared.db")
     judge = FixedJudge(scorer=lambda _: 0.6)
     with aimem.MemoryStore(url, judge=judge, namespace="alice", max_memories=1000) as alice:
         saved = [alice.save(text).id for text in OWN]
@@ -52,7 +53,7 @@ def test_a_flood_in_another_namespace_changes_nothing_here(
 
 
 def test_prefix_isolation_holds_for_namespaces_sharing_a_prefix(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    url = store_url(tmp_path / "shared.db")
     with (
         aimem.MemoryStore(url, judge=FixedJudge(), namespace="team") as team,
         aimem.MemoryStore(url, judge=FixedJudge(), namespace="team.a") as sub,

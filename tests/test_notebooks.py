@@ -18,6 +18,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from _stores import store_url
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
@@ -184,7 +185,7 @@ HOSTILE = '<script>alert("x")</script> & [bold]not markup[/bold] I\'m allergic t
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[aimem.MemoryStore]:
     with aimem.MemoryStore(
-        f"sqlite:///{tmp_path / 'render.db'}",
+        store_url(tmp_path / "render.db"),
         judge=aimem.HeuristicJudge(),
         max_memories=2,
         namespace="render",
@@ -265,7 +266,7 @@ def test_each_model_has_html_with_its_key_fields(store: aimem.MemoryStore) -> No
 
 
 def test_prune_report_html_lists_what_was_archived_and_why(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'prune.db'}"
+    url = store_url(tmp_path / "prune.db")
     with aimem.MemoryStore(url, judge=aimem.HeuristicJudge(), auto_prune=False) as s:
         kept = s.save("I'm allergic to penicillin.")
         low = s.save("<script>lol</script>")
@@ -304,7 +305,7 @@ def test_import_report_displays(store: aimem.MemoryStore, tmp_path: Path) -> Non
     path = tmp_path / "export.jsonl"
     store.export_to(path)
     with aimem.MemoryStore(
-        f"sqlite:///{tmp_path / 'other.db'}", judge=aimem.HeuristicJudge(), namespace="render"
+        store_url(tmp_path / "other.db"), judge=aimem.HeuristicJudge(), namespace="render"
     ) as other:
         report = other.import_from(path, dry_run=True)
     assert report.ok

@@ -20,6 +20,8 @@ import aimem
 from aimem.storage.schema import SCHEMA_VERSION
 from aimem.testing import FixedJudge
 
+pytestmark = pytest.mark.sqlite_only  # inspects the SQLite file itself
+
 AIMEM = str(Path(sys.executable).with_name("aimem"))
 V2_SCHEMA = Path(__file__).parent / "data" / "schema_v2.sql"
 

@@ -34,6 +34,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from _stores import store_url
 
 import aimem
 import aimem.judges.prompts
@@ -137,7 +138,7 @@ def open_store(env: Env, **kwargs: Any) -> Iterator[aimem.MemoryStore]:
     path = env.tmp.mktemp("inj")
     # Explicit default Settings: module-scoped fixtures run before conftest's isolation.
     store = aimem.MemoryStore(
-        f"sqlite:///{path}/m.db", judge=env.judge, settings=aimem.Settings(), **kwargs
+        store_url(f"{path}/m.db"), judge=env.judge, settings=aimem.Settings(), **kwargs
     )
     try:
         yield store

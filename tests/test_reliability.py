@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from _stores import store_url
 
 import aimem
 from aimem.storage.schema import SCHEMA_VERSION
@@ -245,9 +246,10 @@ def test_line_breaks_are_normalised_and_control_characters_refused(db_url: str) 
 # -- schema migration ------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 def test_a_version_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    url = f"sqlite:///{path}"
+    url = store_url(path)
     with aimem.MemoryStore(url, judge=FixedJudge()) as store:
         kept = store.save("from the old days [score=0.5]")
     con = sqlite3.connect(path)

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from _stores import store_url
+
 import aimem
 from aimem.testing import FixedJudge, HashEmbedder
 
@@ -13,7 +15,7 @@ from aimem.testing import FixedJudge, HashEmbedder
 def test_a_filtered_semantic_search_finds_a_match_ranked_beyond_the_first_candidates(
     tmp_path: Path,
 ) -> None:
-    url = f"sqlite:///{tmp_path / 's.db'}"
+    url = store_url(tmp_path / "s.db")
     with aimem.MemoryStore(
         url, judge=FixedJudge(), embedder=HashEmbedder(), max_memories=1000
     ) as store:
@@ -53,7 +55,7 @@ class Down:
 
 
 def test_reinterpret_pending_skips_a_memory_deleted_meanwhile(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'p.db'}"
+    url = store_url(tmp_path / "p.db")
     with aimem.MemoryStore(url, judge=Down()) as down:
         first, second, third = (down.save(f"pending {i}") for i in range(3))
     assert {first.score_source, second.score_source, third.score_source} == {"pending"}

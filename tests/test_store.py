@@ -13,6 +13,8 @@ from aimem.keywords import fts_query, scoped
 from aimem.storage.schema import SCHEMA_VERSION
 from aimem.testing import FixedJudge
 
+pytestmark = pytest.mark.sqlite_only  # inspects the SQLite file itself
+
 
 def _path(url: str) -> str:
     return url.removeprefix("sqlite:///")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _stores import store_url
 
 import aimem
 from aimem.testing import FixedJudge, OpenAIStub, StubReply, chat_completion
@@ -57,7 +58,7 @@ def _round_trips(store: aimem.MemoryStore, tmp_path: Path) -> None:
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     store.export_to(first)
     with aimem.MemoryStore(
-        f"sqlite:///{tmp_path / 'copy.db'}", judge=FixedJudge(), namespace=store.namespace
+        store_url(tmp_path / "copy.db"), judge=FixedJudge(), namespace=store.namespace
     ) as copy:
         report = copy.import_from(first)
         assert report.ok, report.errors
@@ -67,7 +68,7 @@ def _round_trips(store: aimem.MemoryStore, tmp_path: Path) -> None:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Any:
-    with aimem.MemoryStore(f"sqlite:///{tmp_path / 'm.db'}", judge=FixedJudge()) as s:
+    with aimem.MemoryStore(store_url(tmp_path / "m.db"), judge=FixedJudge()) as s:
         yield s
 
 
@@ -145,7 +146,7 @@ def test_a_custom_judges_bad_answer_is_refused_and_nothing_written(
     tmp_path: Path, source: str, changes: dict[str, Any]
 ) -> None:
     judge = ScriptedJudge(_interp(**changes), source=source)
-    with aimem.MemoryStore(f"sqlite:///{tmp_path / 'j.db'}", judge=judge) as store:
+    with aimem.MemoryStore(store_url(tmp_path / "j.db"), judge=judge) as store:
         with pytest.raises(aimem.ValidationError, match="judge"):
             store.save("I like tea")
         with pytest.raises(aimem.ValidationError):
@@ -169,7 +170,7 @@ def test_client_interpretations_take_no_control_characters(
 @pytest.mark.parametrize("char", HOSTILE.values(), ids=HOSTILE.keys())
 def test_a_custom_judges_control_characters_are_refused(tmp_path: Path, char: str) -> None:
     judge = ScriptedJudge(_interp(interpreted_content=f"Syui{char} likes tea"))
-    with aimem.MemoryStore(f"sqlite:///{tmp_path / 'j.db'}", judge=judge) as store:
+    with aimem.MemoryStore(store_url(tmp_path / "j.db"), judge=judge) as store:
         with pytest.raises(aimem.ValidationError):
             store.save("I like tea")
         assert store.stats().total == 0
@@ -207,7 +208,7 @@ def test_the_llms_control_characters_are_re_asked_never_stored(tmp_path: Path, c
     with OpenAIStub() as stub:
         stub.enqueue(_reply(f"The user {char}likes tea."), _reply("The user likes tea."))
         judge = aimem.OpenAIJudge(base_url=stub.base_url, api_key="test")
-        with aimem.MemoryStore(f"sqlite:///{tmp_path / 'l.db'}", judge=judge) as store:
+        with aimem.MemoryStore(store_url(tmp_path / "l.db"), judge=judge) as store:
             memory = store.save("I like tea")
         assert memory.score_source == "llm"
         assert memory.interpreted_content == "The user likes tea."
@@ -219,7 +220,7 @@ def test_an_unstorable_model_name_in_the_reply_falls_back_to_the_judges(tmp_path
     with OpenAIStub() as stub:
         stub.enqueue(_reply("The user likes tea.", model="x" * 500))
         judge = aimem.OpenAIJudge(base_url=stub.base_url, api_key="test", model="my-model")
-        with aimem.MemoryStore(f"sqlite:///{tmp_path / 'l.db'}", judge=judge) as store:
+        with aimem.MemoryStore(store_url(tmp_path / "l.db"), judge=judge) as store:
             memory = store.save("I like tea")
             assert memory.model == "my-model"
             _round_trips(store, tmp_path)
@@ -235,6 +236,7 @@ def test_context_output_carries_no_control_characters(store: Any) -> None:
     assert not any(ord(c) < 32 and c not in "\t\n" for c in text)
 
 
+@pytest.mark.sqlite_only
 def test_context_masks_control_characters_written_before_the_rule(store: Any) -> None:
     import sqlite3
 

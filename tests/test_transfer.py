@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _stores import store_url
 
 import aimem
 from aimem.testing import FixedJudge, HashEmbedder
@@ -17,7 +18,7 @@ from aimem.testing import FixedJudge, HashEmbedder
 
 def _store(path: Path, **kwargs: Any) -> aimem.MemoryStore:
     options: dict[str, Any] = {"judge": FixedJudge(), "embedder": HashEmbedder()} | kwargs
-    return aimem.MemoryStore(f"sqlite:///{path}", **options)
+    return aimem.MemoryStore(store_url(path), **options)
 
 
 def _varied(store: aimem.MemoryStore) -> None:
@@ -199,6 +200,7 @@ def test_clashes_with_the_database_are_refused_before_writing(tmp_path: Path) ->
         assert cored.get_core() == "Someone else entirely." and cored.stats().total == 0
 
 
+@pytest.mark.sqlite_only
 def test_import_without_history_and_into_a_smaller_store(tmp_path: Path) -> None:
     with _store(tmp_path / "a.db", max_memories=10, min_priority_score=0.0) as store:
         for i in range(6):
@@ -229,6 +231,7 @@ def test_import_goes_into_this_stores_namespace_only(tmp_path: Path) -> None:
         assert carol.stats().total == 0 and carol.get_core() == ""
 
 
+@pytest.mark.sqlite_only
 def test_backup_is_a_consistent_copy_taken_while_writing(tmp_path: Path) -> None:
     with _store(tmp_path / "live.db", max_memories=50) as store:
         store.set_core("core")

@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _stores import store_url
 from hypothesis import HealthCheck, Phase, assume, given, note, settings
 from hypothesis import strategies as st
 
@@ -244,7 +245,7 @@ class Scenario:
 
     def open(self, path: Path, judge: ScriptedJudge | None = None) -> aimem.MemoryStore:
         return aimem.MemoryStore(
-            f"sqlite:///{path}",
+            store_url(path),
             judge=judge or ScriptedJudge(),
             embedder=HashEmbedder(dim=16) if self.embedder else None,
             namespace=self.namespace,
@@ -394,7 +395,7 @@ TARGET_KEYS = ("target-key-0", "target-key-1", "target-key-2")
 
 def _open_target(path: Path, namespace: str) -> aimem.MemoryStore:
     return aimem.MemoryStore(
-        f"sqlite:///{path}",
+        store_url(path),
         judge=ScriptedJudge(),
         embedder=HashEmbedder(dim=16),
         namespace=namespace,

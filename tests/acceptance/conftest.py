@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,11 +61,11 @@ def make_judge(stub: Any) -> Callable[..., aimem.OpenAIJudge]:
 
 
 @pytest.fixture
-def db_url(tmp_path: Path) -> Callable[[str], str]:
-    """SQLAlchemy URL of a SQLite file inside tmp_path."""
+def db_url(db_url_factory: Callable[[str], str]) -> Callable[[str], str]:
+    """A store's URL by name (the suite's own ``db_url_factory``)."""
 
     def url(name: str = "a.db") -> str:
-        return f"sqlite:///{tmp_path / name}"
+        return db_url_factory(name)
 
     return url
 
