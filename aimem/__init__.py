@@ -27,6 +27,7 @@ from .judges.openai import OpenAIJudge
 from .memory import AsyncMemoryStore
 from .models import (
     ExportReport,
+    HistoryEvent,
     ImportReport,
     Interpretation,
     Memory,
@@ -51,6 +52,7 @@ __all__ = [
     "EmbeddingError",
     "ExportReport",
     "HeuristicJudge",
+    "HistoryEvent",
     "ImportReport",
     "Interpretation",
     "Judge",

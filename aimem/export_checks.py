@@ -143,14 +143,77 @@ def check_memory(parsed: ParsedExport, number: int, m: MemoryLine, max_chars: in
         bad("priority_score is not the sum of the four components")
     if (m.archived_at is None) != (m.archive_reason is None):
         bad("archived_at and archive_reason must both be set or both be null")
-    stamps = (m.created_at, m.updated_at, m.last_accessed_at, m.archived_at)
+    stamps = (m.created_at, m.updated_at, m.last_accessed_at, m.archived_at, m.restored_at)
     keys = tuple(k.created_at for k in m.idempotency_keys)
-    if any(t is not None and t.tzinfo is None for t in (*stamps, *keys)):
+    replaced = tuple(v.replaced_at for v in m.previous_versions)
+    if any(t is not None and t.tzinfo is None for t in (*stamps, *keys, *replaced)):
         bad("timestamps must carry a timezone")
+    if m.superseded_by is not None:
+        if not is_memory_id(m.superseded_by) or m.superseded_by == m.id:
+            bad("superseded_by is not another memory's id in aimem's format")
+        if m.archive_reason != "superseded":
+            bad("only a memory archived as 'superseded' names a successor")
+    elif m.archive_reason == "superseded":
+        bad("a memory archived as 'superseded' names its successor (superseded_by)")
+    for version_problem in _version_problems(m, max_chars):
+        bad(version_problem)
     if m.vector is not None:
         problem = _vector_problem(m)
         if problem:
             bad(problem)
+
+
+def _version_problems(m: MemoryLine, max_chars: int) -> list[str]:
+    """What is wrong with the versions a memory's updates replaced: the rules of a save."""
+    problems: list[str] = []
+    seen: set[int] = set()
+    for v in m.previous_versions:
+        where = f"previous version {v.version}"
+        if isinstance(v.version, bool) or not 1 <= v.version < m.version or v.version in seen:
+            problems.append(f"{where}: versions are distinct and below the memory's {m.version}")
+        seen.add(v.version)
+        texts: list[tuple[str, Callable[[], object], object]] = [
+            ("content", partial(check_content, v.content, max_chars), v.content),
+            (
+                "interpreted_content",
+                partial(
+                    check_stored_text,
+                    v.interpreted_content,
+                    "interpreted_content",
+                    interpretation_limit(max_chars),
+                ),
+                v.interpreted_content,
+            ),
+            (
+                "rationale",
+                partial(
+                    check_stored_text, v.rationale, "rationale", MAX_RATIONALE_CHARS, blank=True
+                ),
+                v.rationale,
+            ),
+            ("model", partial(check_label, v.model, "model"), v.model),
+            (
+                "prompt_version",
+                partial(check_label, v.prompt_version, "prompt_version"),
+                v.prompt_version,
+            ),
+        ]
+        components = (v.emotional_impact, v.user_relevance, v.novelty, v.utility)
+        scored = any(c is not None for c in components)
+        try:
+            for what, check, value in texts:
+                _same(check, value, what)
+            check_score_source(v.score_source, scored=scored)
+        except AimemError as exc:
+            problems.append(f"{where}: {exc}")
+        if not scored:
+            if v.priority_score is not None:
+                problems.append(f"{where}: an unscored version cannot have a priority_score")
+        elif any(c is None or not (0.0 <= c <= 0.25 and math.isfinite(c)) for c in components):
+            problems.append(f"{where}: each component must lie in [0, 0.25]")
+        elif v.priority_score != priority_from(*components):  # type: ignore[arg-type]
+            problems.append(f"{where}: priority_score is not the sum of the four components")
+    return problems
 
 
 def _vector_problem(m: MemoryLine) -> str | None:

@@ -14,15 +14,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .exceptions import AimemError, JudgeError
+from .exceptions import AimemError, JudgeError, ValidationError
 from .judges.base import Judge, judge_source
 from .judges.batch import JudgeItem
 from .judges.heuristic import HeuristicJudge
-from .models import Interpretation
+from .models import Interpretation, Memory
 from .retrieval import Retriever
 from .settings import Settings
 from .storage import NewMemory
-from .validation import check_interpretation
+from .validation import check_interpretation, check_supersedes
 from .vectors import Vector, pack
 
 __all__ = ["Judging", "default_judge", "judge_crash"]
@@ -74,6 +74,7 @@ class Judging:
         vector: Vector | None,
         *,
         may_pend: bool = True,
+        exclude: frozenset[str] = frozenset(),
     ) -> NewMemory:
         """Interpret one content, outside any transaction.
 
@@ -85,7 +86,7 @@ class Judging:
             scored = heuristic.score(content, user_context=user_context)
             interp = scored.model_copy(update={"interpreted_content": content})
             return self.new_memory(content, interp, judge_source(heuristic), user_context, vector)
-        related = await self.retriever.related(content, vector)
+        related = await self.retriever.related(content, vector, exclude)
         try:
             interp = await self.judge.interpret(content, user_context=user_context, related=related)
             if not isinstance(interp, Interpretation):
@@ -103,7 +104,9 @@ class Judging:
             if not self._may_pend(may_pend, failure):
                 raise failure from exc
             return self.new_memory(content, None, "pending", user_context, vector)
-        return self.new_memory(content, interp, judge_source(self.judge), user_context, vector)
+        return self.new_memory(
+            content, interp, judge_source(self.judge), user_context, vector, related
+        )
 
     def _may_pend(self, may_pend: bool, failure: JudgeError) -> bool:
         """Whether a failed judgement is stored as pending (and say so) instead of raised."""
@@ -123,13 +126,28 @@ class Judging:
         source: str,
         user_context: str | None,
         vector: Vector | None,
+        related: Sequence[Memory] = (),
     ) -> NewMemory:
-        """A memory ready to write; its judgement passes the stored-field rules first."""
+        """A memory ready to write; its judgement passes the stored-field rules first.
+
+        The judge names what the content supersedes by position in ``related`` (what it
+        was shown); those positions become memory ids here, and a position it was not
+        shown is refused, never guessed at.
+        """
+        superseded: tuple[str, ...] = ()
+        reason = ""
         if interp is not None:
             what = "the client scores" if source == "client" else f"the judge ({source})"
             interp = check_interpretation(
                 interp, source, self.settings.max_content_chars, what=what
             )
+            if interp.supersedes:
+                try:
+                    check_supersedes(interp.supersedes, len(related))
+                except ValidationError as exc:
+                    raise ValidationError(f"Refused what {what} returned: {exc}") from None
+                superseded = tuple(related[i].id for i in interp.supersedes)
+                reason = interp.supersede_reason
         embedder = self.retriever.embedder
         if vector is not None and not np.any(vector):
             vector = None  # a zero vector has no direction: the memory is found by words only
@@ -140,15 +158,23 @@ class Judging:
             user_context,
             vector=None if vector is None else pack(vector),
             embedding_model=None if embedder is None else embedder.name,
+            supersedes=superseded,
+            supersede_reason=reason,
         )
 
     async def judge_all(
-        self, contents: Sequence[str], user_context: str | None, *, may_pend: bool = True
+        self,
+        contents: Sequence[str],
+        user_context: str | None,
+        *,
+        may_pend: bool = True,
+        exclude: frozenset[str] = frozenset(),
     ) -> list[NewMemory]:
         """Embed all contents in one call, then judge them concurrently (bounded).
 
         With a judge that can batch (``interpret_many``) and ``judge_batch_size > 1``,
-        several contents share one call; otherwise each gets its own.
+        several contents share one call; otherwise each gets its own. ``exclude`` are
+        memories the contents replace: never shown to the judge as related.
         """
         vectors = await self.retriever.embed(contents)
         limit = asyncio.Semaphore(self.settings.judge_concurrency)
@@ -158,7 +184,11 @@ class Judging:
 
         async def one(i: int) -> list[NewMemory]:
             async with limit:
-                return [await self._judge(contents[i], user_context, vector(i), may_pend=may_pend)]
+                return [
+                    await self._judge(
+                        contents[i], user_context, vector(i), may_pend=may_pend, exclude=exclude
+                    )
+                ]
 
         async def batch(indexes: range) -> list[NewMemory]:
             async with limit:
@@ -167,6 +197,7 @@ class Judging:
                     [vector(i) for i in indexes],
                     user_context,
                     may_pend=may_pend,
+                    exclude=exclude,
                 )
 
         size = self.settings.judge_batch_size
@@ -199,10 +230,12 @@ class Judging:
         user_context: str | None,
         *,
         may_pend: bool,
+        exclude: frozenset[str] = frozenset(),
     ) -> list[NewMemory]:
         """Judge several contents in one call of a batching judge; failures as ``_judge``."""
         related = [
-            await self.retriever.related(c, v) for c, v in zip(contents, vectors, strict=True)
+            await self.retriever.related(c, v, exclude)
+            for c, v in zip(contents, vectors, strict=True)
         ]
         items = [JudgeItem(c, r) for c, r in zip(contents, related, strict=True)]
         interpret_many = self.judge.interpret_many  # type: ignore[attr-defined]
@@ -218,11 +251,13 @@ class Judging:
                 JudgeError("The judge's interpret_many returned the wrong number of results")
             ] * len(items)
         made = []
-        for content, vector_, result in zip(contents, vectors, results, strict=True):
+        for content, vector_, shown, result in zip(
+            contents, vectors, related, results, strict=True
+        ):
             if isinstance(result, Interpretation):
                 made.append(
                     self.new_memory(
-                        content, result, judge_source(self.judge), user_context, vector_
+                        content, result, judge_source(self.judge), user_context, vector_, shown
                     )
                 )
                 continue

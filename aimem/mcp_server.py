@@ -14,7 +14,7 @@ The HTTP transport's guards live in ``mcp_http.py``.
 # tool signatures carry limits from the store's settings, read when the tools are built.
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
@@ -77,6 +77,14 @@ Component = Annotated[float | None, Field(ge=0.0, le=0.25)]
 
 def _memory(m: Memory) -> Json:
     return m.model_dump(mode="json")
+
+
+def _archived(archived: Sequence[Memory]) -> Json:
+    """What a write archived: every id, and apart the ones a newer memory superseded."""
+    return {
+        "archived": [m.id for m in archived],
+        "superseded": [m.id for m in archived if m.archive_reason == "superseded"],
+    }
 
 
 def _argument_errors(tool: str, exc: PydanticValidationError) -> str:
@@ -232,9 +240,11 @@ def _tools(store: AsyncMemoryStore) -> list[Tool]:
         small talk. The memory is interpreted and scored for importance (emotional
         impact, user relevance, novelty, utility, 0-0.25 each); the least important
         memories are archived when the store is full, and their ids are returned under
-        ``archived``. Saving the exact text of an active memory returns it with
-        ``duplicate`` true. To score it yourself, pass interpreted_content and all four
-        components: no LLM call is made.
+        ``archived``. A memory this one makes out of date (the user moved, changed jobs,
+        stopped a medication) is archived too and also listed under ``superseded``;
+        restore_memory undoes a wrong one. Saving the exact text of an active memory
+        returns it with ``duplicate`` true. To score it yourself, pass
+        interpreted_content and all four components: no LLM call is made.
         """
         interpretation = _client_interpretation(
             interpreted_content,
@@ -255,7 +265,7 @@ def _tools(store: AsyncMemoryStore) -> list[Tool]:
         return {
             "memory": _memory(report.memories[0]),
             "duplicate": bool(report.duplicates),
-            "archived": [m.id for m in report.archived],
+            **_archived(report.archived),
         }
 
     async def search_memories(
@@ -295,9 +305,15 @@ def _tools(store: AsyncMemoryStore) -> list[Tool]:
             Field(ge=1, description="Optional: fail if the memory changed since you read it."),
         ] = None,
     ) -> Json:
-        """Replace a memory's content when it is outdated or wrong; it is re-interpreted."""
-        memory = await store.update(memory_id, content, expected_version=expected_version)
-        return {"memory": _memory(memory)}
+        """Replace a memory's content when it is outdated or wrong; it is re-interpreted.
+
+        The id stays and the version rises; the previous version stays readable with
+        memory_history. What the update archived is listed under ``archived``.
+        """
+        report = await store.update_with_report(
+            memory_id, content, expected_version=expected_version
+        )
+        return {"memory": _memory(report.memories[0]), **_archived(report.archived)}
 
     async def delete_memory(memory_id: MemoryId) -> Json:
         """Delete a memory for good. Only when the user asks to forget it; prefer archiving."""
@@ -313,8 +329,23 @@ def _tools(store: AsyncMemoryStore) -> list[Tool]:
         return {"memory": _memory(await store.unpin(memory_id))}
 
     async def restore_memory(memory_id: MemoryId) -> Json:
-        """Bring an archived memory back; the next least important one may be archived."""
-        return {"memory": _memory(await store.restore(memory_id))}
+        """Bring an archived memory back (also undoes a wrong supersession).
+
+        The next least important one may be archived to make room (listed under
+        ``archived``); later saves do not archive the restored memory again.
+        """
+        report = await store.restore_with_report(memory_id)
+        return {"memory": _memory(report.memories[0]), **_archived(report.archived)}
+
+    async def memory_history(memory_id: MemoryId) -> Json:
+        """Read a memory's history, oldest first, e.g. to see what it said before.
+
+        Events: saved, judged, updated (the version it replaced under ``previous``),
+        archived (``reason``; ``superseded_by`` when a newer memory made it out of
+        date), restored, pinned.
+        """
+        events = await store.history(memory_id)
+        return {"events": [e.model_dump(mode="json") for e in events]}
 
     async def prune_memories(dry_run: bool = False) -> Json:
         """Apply the capacity rules now; with dry_run=true only preview what would be archived."""
@@ -353,7 +384,7 @@ def _tools(store: AsyncMemoryStore) -> list[Tool]:
         report = await store.compress_with_report(items, allow_empty=allow_empty)
         return {
             "memories": [_memory(m) for m in report.memories],
-            "archived": [m.id for m in report.archived],
+            **_archived(report.archived),
         }
 
     plan: list[tuple[Callable[..., Awaitable[Json]], ToolAnnotations]] = [
@@ -366,6 +397,7 @@ def _tools(store: AsyncMemoryStore) -> list[Tool]:
         (pin_memory, REVERSIBLE),
         (unpin_memory, REVERSIBLE),
         (restore_memory, REVERSIBLE),
+        (memory_history, READ_ONLY),
         (prune_memories, DESTRUCTIVE),
         (memory_stats, READ_ONLY),
         (read_core, READ_ONLY),

@@ -11,14 +11,10 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import logging
-import os
-import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from pathlib import Path
 
-from . import transfer
-from .assembly import ArchiveCallback, StoreParts
+from .assembly import ArchiveCallback
 from .context import render_context
 from .exceptions import (
     JudgeError,
@@ -26,8 +22,7 @@ from .exceptions import (
     ValidationError,
 )
 from .models import (
-    ExportReport,
-    ImportReport,
+    HistoryEvent,
     Interpretation,
     Memory,
     PruneReport,
@@ -35,7 +30,7 @@ from .models import (
     SearchHit,
     Stats,
 )
-from .reembedding import reembed_namespace
+from .portability import Portability
 from .retrieval import Mode
 from .storage import (
     Order,
@@ -61,7 +56,7 @@ __all__ = ["ArchiveCallback", "AsyncMemoryStore"]
 log = logging.getLogger("aimem")
 
 
-class AsyncMemoryStore(StoreParts):
+class AsyncMemoryStore(Portability):
     """Long-term memory that interprets, scores and forgets (async API).
 
     Example:
@@ -204,10 +199,14 @@ class AsyncMemoryStore(StoreParts):
     ) -> Memory:
         """Replace a memory's content and re-interpret it (one LLM call); version rises by one.
 
-        With ``expected_version``, the update happens only if the memory is still at that
-        version (checked before the LLM call and again in the write transaction). A
-        failed judgement raises JudgeError whatever ``on_judge_error`` says: the memory
-        keeps its old content and scores, so nothing is lost.
+        The new text is judged against the other memories, never against the one it
+        replaces, and the previous version (content, interpretation, scores) stays
+        readable in ``history()`` until the memory is deleted. With ``expected_version``,
+        the update happens only if the memory is still at that version (checked before
+        the LLM call and again in the write transaction). A failed judgement raises
+        JudgeError whatever ``on_judge_error`` says: nothing is lost. What the update
+        archived (superseded or over capacity) goes to ``on_archive``;
+        ``update_with_report`` returns it.
 
         Raises:
             ConflictError: the memory's version is not ``expected_version``, or another
@@ -215,6 +214,20 @@ class AsyncMemoryStore(StoreParts):
             NotFoundError: no such memory in this namespace.
             JudgeError: the judge failed; nothing was written.
         """
+        report = await self.update_with_report(
+            memory_id, content, user_context=user_context, expected_version=expected_version
+        )
+        return report.memories[0]
+
+    async def update_with_report(
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        user_context: str | None = None,
+        expected_version: int | None = None,
+    ) -> SaveReport:
+        """Like ``update``, but also returns what it archived."""
         memory_id = check_memory_id(memory_id)
         content = check_content(content, self.settings.max_content_chars)
         user_context = check_user_context(user_context)
@@ -224,7 +237,10 @@ class AsyncMemoryStore(StoreParts):
         if current.archived_at is None:  # before paying for a judgement
             await self._db_call(self._db.ensure_unique_content, self.namespace, memory_id, content)
         [item] = await self._judging.judge_all(
-            [content], user_context or current.user_context, may_pend=False
+            [content],
+            user_context or current.user_context,
+            may_pend=False,
+            exclude=frozenset({memory_id}),
         )
         memory, archived = await self._db_call(
             self._db.reinterpret,
@@ -235,7 +251,7 @@ class AsyncMemoryStore(StoreParts):
             expected_version=expected,
         )
         self._report(archived)
-        return memory
+        return SaveReport(memories=[memory], archived=archived)
 
     async def reinterpret_pending(self, limit: int | None = None) -> builtins.list[Memory]:
         """Judge the memories saved while the judge was failing; returns those now judged.
@@ -293,7 +309,12 @@ class AsyncMemoryStore(StoreParts):
                 "compress() got no items: that would archive every memory. "
                 "Pass allow_empty=True if that is what you want."
             )
-        judged = await self._judging.judge_all(list(dict.fromkeys(contents)), None)
+        replaced = await self._db_call(self._db.list_memories, self.namespace, limit=None)
+        judged = await self._judging.judge_all(
+            list(dict.fromkeys(contents)),
+            None,
+            exclude=frozenset(m.id for m in replaced if not m.pinned),
+        )
         memories, archived = await self._db_call(
             self._db.insert, self.namespace, judged, self.policy, archive_others="compressed"
         )
@@ -431,140 +452,34 @@ class AsyncMemoryStore(StoreParts):
         )
 
     async def restore(self, memory_id: str) -> Memory:
-        """Un-archive a memory; room is made by archiving the next lowest, never this one.
+        """Un-archive a memory (undoing a capacity archive or a wrong supersession).
+
+        Room is made by archiving the next lowest, never this one, and later saves leave
+        it be: the capacity manager does not archive a restored memory again (it still
+        counts toward the cap). What the restore archived goes to ``on_archive``;
+        ``restore_with_report`` returns it.
 
         Raises:
             ConflictError: an active memory already holds the same content.
         """
+        report = await self.restore_with_report(memory_id)
+        return report.memories[0]
+
+    async def restore_with_report(self, memory_id: str) -> SaveReport:
+        """Like ``restore``, but also returns what it archived to make room."""
         memory, archived = await self._db_call(
             self._db.restore, self.namespace, check_memory_id(memory_id), self.policy
         )
         self._report(archived)
-        return memory
+        return SaveReport(memories=[memory], archived=archived)
 
-    # -- export, import, backup ----------------------------------------------------------
+    async def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
+        """A memory's events, oldest first, each with its time, kind, version and reason.
 
-    async def export_to(
-        self, path: str | os.PathLike[str], *, include_history: bool = True
-    ) -> ExportReport:
-        """Write this namespace to a checksummed JSON Lines file (archived memories too).
-
-        Lossless: every field of every memory (with its vector and idempotency keys),
-        the core and, by default, the history. The file appears complete or not at all.
+        Saved, judged, updated (carrying the version it replaced), archived (why, and by
+        which memory when superseded), restored, pinned. Delete removes all of it.
 
         Raises:
-            FileExistsError: ``path`` exists; an export never overwrites anything.
+            NotFoundError: no such memory in this namespace (a deleted memory has none).
         """
-        target = Path(path)
-        if target.exists():
-            raise FileExistsError(f"{target} already exists: choose a new file for the export")
-        lines = await self._db_call(
-            self._db.export_lines, self.namespace, include_history=bool(include_history)
-        )
-        await self._db_call(transfer.write_new_file, target, "".join(lines).encode("utf-8"))
-        trailer = transfer.Trailer.model_validate_json(lines[-1])
-        counts = transfer.Header.model_validate_json(lines[0]).counts
-        return ExportReport(
-            path=str(target),
-            memories=counts.memories,
-            history=counts.history,
-            sha256=trailer.sha256,
-        )
-
-    async def import_from(
-        self, path: str | os.PathLike[str], dry_run: bool = False
-    ) -> ImportReport:
-        """Load an ``export_to`` file into this namespace, all or nothing.
-
-        The whole file is validated first (checksum, schema, bounds, counts) and checked
-        against the database (ids, keys and active duplicates must be new); only then is
-        it written, in one transaction, after which the capacity manager runs. With
-        ``dry_run=True`` nothing is written and the report says what was found.
-
-        Raises:
-            ValidationError: the file is damaged, tampered or clashes (not in a dry run,
-                where the problems are in the report); nothing was written.
-        """
-        parsed = await self._db_call(
-            transfer.parse_export, Path(path), max_content_chars=self.settings.max_content_chars
-        )
-        archived: builtins.list[Memory] = []
-        if not parsed.errors:
-            _, archived = await self._db_call(
-                self._db.import_parsed,
-                self.namespace,
-                parsed,
-                self.policy,
-                dry_run=dry_run,
-                embedder=self._embedder_identity(),
-            )
-        report = ImportReport(
-            ok=not parsed.errors,
-            dry_run=bool(dry_run),
-            errors=parsed.errors,
-            memories=len(parsed.memories),
-            history=len(parsed.history),
-            archived=archived,
-        )
-        if parsed.errors and not dry_run:
-            raise ValidationError(
-                f"Import refused, nothing was written ({len(parsed.errors)} problem"
-                f"{'s' if len(parsed.errors) > 1 else ''}): {parsed.errors[0]}"
-            )
-        self._report(archived)
-        return report
-
-    def _embedder_identity(self) -> tuple[str, int | None] | None:
-        """``(name, dim)`` of the embedder, for checking an import's vectors against it."""
-        embedder = self._retriever.embedder
-        return None if embedder is None else (embedder.name, embedder.dim)
-
-    async def reembed(
-        self,
-        *,
-        batch_size: int = 64,
-        progress: Callable[[int, int], object] | None = None,
-    ) -> int:
-        """Re-compute every memory's vector (archived ones too) with this store's embedder.
-
-        The way out after changing embedders (another model, or the same name with
-        another dimension): all vectors of the namespace are replaced in one transaction,
-        so search never mixes the two. ``progress(done, total)`` is called after each
-        batch. Returns how many memories were embedded.
-
-        Raises:
-            ValidationError: the store has no embedder, or a bad ``batch_size``.
-            EmbeddingError: the embedder failed; the stored vectors are unchanged.
-        """
-        embedder = self._retriever.embedder
-        if embedder is None:
-            raise ValidationError(
-                "reembed needs an embedder: open the store with embedder=aimem.LocalEmbedder() "
-                "(or another) and call reembed() again"
-            )
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValidationError("batch_size must be a positive integer")
-        done = await reembed_namespace(
-            self._db, self._db_call, self.namespace, embedder, batch_size, progress
-        )
-        self._retriever.forget_dimension()
-        return done
-
-    async def backup(self, path: str | os.PathLike[str]) -> Path:
-        """Copy the whole database file (every namespace) with SQLite's online backup API.
-
-        Safe while other threads and processes write: never a copy of a live file.
-
-        Raises:
-            FileExistsError: ``path`` exists.
-        """
-        target = Path(path)
-        if target.exists():
-            raise FileExistsError(f"{target} already exists: choose a new file for the backup")
-        partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.partial")
-        try:
-            await self._db_call(self._db.backup, partial)
-            await self._db_call(transfer.link_new, partial, target)
-        finally:
-            partial.unlink(missing_ok=True)
-        return target
+        return await self._db_call(self._db.history, self.namespace, check_memory_id(memory_id))

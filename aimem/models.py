@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ExportReport",
+    "HistoryEvent",
     "ImportReport",
     "Interpretation",
     "Memory",
@@ -73,6 +74,12 @@ class Interpretation(BaseModel):
     model: str | None = None
     prompt_version: str | None = None
     usage: Usage | None = None
+    #: Positions (0-based) in the ``related`` memories the judge was shown of those this
+    #: content makes out of date ("I moved to Sapporo" after "I live in Sendai"); empty
+    #: when unsure. The store retires them in the save's transaction.
+    supersedes: tuple[int, ...] = ()
+    #: Why, in a few words ("residence: moved to Sapporo").
+    supersede_reason: str = ""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -112,6 +119,10 @@ class Memory(BaseModel):
     completion_tokens: int = 0
     judge_latency_ms: float = 0.0
     judge_retries: int = 0
+    #: The memory that made this one out of date (archive_reason "superseded"), if any.
+    superseded_by: str | None = None
+    #: When the user last restored it; automatic forgetting then leaves it be.
+    restored_at: datetime | None = None
 
     @property
     def archived(self) -> bool:
@@ -129,6 +140,25 @@ class Memory(BaseModel):
 
     def __rich__(self) -> RenderableType:
         return display.rich_of(self)
+
+
+class HistoryEvent(BaseModel):
+    """One event of a memory's history: what happened, when, at which version, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory_id: str
+    event: str
+    version: int
+    at: datetime
+    #: An archive's reason (``capacity``, ``below_min_score``, ``superseded``, ...).
+    reason: str | None = None
+    #: For a supersession: the memory that made this one out of date, and the judge's why.
+    superseded_by: str | None = None
+    explanation: str | None = None
+    #: For an ``update``: the memory as it was before (content, interpretation, scores).
+    previous: dict[str, object] | None = None
+    detail: dict[str, object] = {}
 
 
 class RelatedMemory(Memory):

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
+from itertools import zip_longest
 from typing import Any, Literal, TypeVar
 
 from .embeddings import Embedder
 from .exceptions import EmbedderMismatchError, ValidationError
+from .judges.heuristic.statement import slot_terms
 from .models import Memory, RelatedMemory, SearchHit
 from .ranking import RankingWeights, rank_hits
 from .settings import Settings
@@ -38,6 +40,18 @@ def mismatch_message(name: str, stored: int, given: int) -> str:
         f"configured embedder makes {given}: run `aimem reembed` (or store.reembed()) to "
         "re-compute them with it, or configure the embedder the vectors were made with"
     )
+
+
+def _interleave(
+    first: Sequence[tuple[Memory, float]], second: Sequence[tuple[Memory, float]]
+) -> list[tuple[Memory, float]]:
+    """Both ranked lists, alternating, each memory once: neither crowds the other out."""
+    merged: dict[str, tuple[Memory, float]] = {}
+    for pair in zip_longest(first, second):
+        for hit in pair:
+            if hit is not None:
+                merged.setdefault(hit[0].id, hit)
+    return list(merged.values())
 
 
 class Retriever:
@@ -133,25 +147,39 @@ class Retriever:
             explain=explain,
         )
 
-    async def related(self, content: str, vector: Vector | None) -> list[RelatedMemory]:
+    async def related(
+        self, content: str, vector: Vector | None, exclude: frozenset[str] = frozenset()
+    ) -> list[RelatedMemory]:
         """The active memories most like ``content``, for the judge to weigh novelty against.
 
         Keyword matching uses only the content's rarest words, so it stays cheap on every
-        save; with an embedder, cosine similarity also marks near duplicates.
+        save; with an embedder, cosine similarity also marks near duplicates. ``exclude``
+        are memories an edit replaces (``update``, ``compress``): judged against
+        themselves, an edit would look like a repeat and could supersede its own source.
         """
         limit = self._settings.related_limit
         if limit <= 0:
             return []
+        wanted = limit + len(exclude)
         keyword = await self._db_call(
             self._db.keyword_search,
             self._namespace,
             content,
-            limit=limit,
+            limit=wanted,
             related=True,
         )
+        slots = slot_terms(content)
+        if slots:  # the memories of the same slot may share no word with the content
+            same_slot = await self._db_call(
+                self._db.keyword_search, self._namespace, slots, limit=wanted, related=True
+            )
+            keyword = _interleave(keyword, same_slot)
         semantic = (
-            await self._semantic(vector, limit, SearchFilters()) if vector is not None else []
+            await self._semantic(vector, wanted, SearchFilters()) if vector is not None else []
         )
+        if exclude:
+            keyword = [(m, s) for m, s in keyword if m.id not in exclude]
+            semantic = [(m, s) for m, s in semantic if m.id not in exclude]
         cosine = {memory.id: value for memory, value in semantic}
         threshold = self._settings.near_duplicate_similarity
         hits = rank_hits(

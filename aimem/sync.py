@@ -20,6 +20,7 @@ from .loop import on_sync_loop, run_sync
 from .memory import ArchiveCallback, AsyncMemoryStore
 from .models import (
     ExportReport,
+    HistoryEvent,
     ImportReport,
     Interpretation,
     Memory,
@@ -174,6 +175,20 @@ class MemoryStore:
             )
         )
 
+    def update_with_report(  # noqa: D102
+        self,
+        memory_id: str,
+        content: str,
+        *,
+        user_context: str | None = None,
+        expected_version: int | None = None,
+    ) -> SaveReport:
+        return run_sync(
+            self._async.update_with_report(
+                memory_id, content, user_context=user_context, expected_version=expected_version
+            )
+        )
+
     def reinterpret_pending(self, limit: int | None = None) -> builtins.list[Memory]:  # noqa: D102
         return run_sync(self._async.reinterpret_pending(limit))
 
@@ -250,6 +265,12 @@ class MemoryStore:
 
     def restore(self, memory_id: str) -> Memory:  # noqa: D102
         return run_sync(self._async.restore(memory_id))
+
+    def restore_with_report(self, memory_id: str) -> SaveReport:  # noqa: D102
+        return run_sync(self._async.restore_with_report(memory_id))
+
+    def history(self, memory_id: str) -> builtins.list[HistoryEvent]:  # noqa: D102
+        return run_sync(self._async.history(memory_id))
 
     def export_to(  # noqa: D102
         self, path: str | os.PathLike[str], *, include_history: bool = True

@@ -8,7 +8,8 @@
 
 Both score content by the same marker rule: content containing ``[score=0.80]`` gets
 0.80 / 4 = 0.2 on each of the four components (priority 0.8); any other content gets
-0.1 on each (priority 0.4).
+0.1 on each (priority 0.4). The stub also answers ``supersedes`` from a
+``[supersedes=1]`` marker (numbers of the related memories the prompt showed, from 1).
 
 Example:
     ```python
@@ -56,10 +57,12 @@ __all__ = [
     "embedding_response",
     "marker_score",
     "marker_scores",
+    "marker_supersedes",
     "stub_vector",
 ]
 
 _MARKER = re.compile(r"\[score=(\d+(?:\.\d+)?)\]")
+_SUPERSEDES = re.compile(r"\[supersedes=(\d+(?:,\d+)*)\]")
 #: Each component's score for content without a marker (priority 0.4).
 DEFAULT_COMPONENT = 0.1
 
@@ -68,6 +71,12 @@ def marker_score(content: str) -> float | None:
     """The priority a ``[score=0.80]`` marker in ``content`` asks for, or None."""
     match = _MARKER.search(content)
     return float(match.group(1)) if match else None
+
+
+def marker_supersedes(content: str) -> list[int]:
+    """The related-memory numbers a ``[supersedes=1,2]`` marker asks the stub to answer."""
+    match = _SUPERSEDES.search(content)
+    return [int(n) for n in match.group(1).split(",")] if match else []
 
 
 def marker_scores(content: str) -> dict[str, float]:
@@ -313,10 +322,13 @@ class OpenAIStub:
         return StubReply(body=body)
 
     def _judgement(self, content: str) -> dict[str, Any]:
+        supersedes = marker_supersedes(content)
         return {
             "interpreted_content": "Interpreted: " + content,
             **self.scorer(content),
             "rationale": "stub",
+            "supersedes": supersedes,
+            "supersede_reason": "stub: marked as an update" if supersedes else "",
         }
 
 
@@ -431,6 +443,9 @@ class FixedJudge:
         scorer: content -> a priority ``p`` (each component ``p / 4``) or the four
             components as a tuple. Default: the ``[score=...]`` marker rule.
         source: the ``score_source`` memories it scores will carry.
+        supersedes: ``(content, related)`` -> positions (from 0) in ``related`` that the
+            content supersedes. Default: a ``[supersedes=1]`` marker, numbered from 1 as
+            the LLM prompt numbers them.
 
     Example:
         >>> import asyncio
@@ -445,9 +460,11 @@ class FixedJudge:
         self,
         scorer: Callable[[str], float | tuple[float, float, float, float]] | None = None,
         source: str = "custom",
+        supersedes: Callable[[str, Sequence[Memory]], Sequence[int]] | None = None,
     ) -> None:
         self.scorer = scorer
         self.source = source
+        self.supersedes = supersedes
         self.calls: list[str] = []
         self.related_seen: list[list[str]] = []
 
@@ -461,11 +478,17 @@ class FixedJudge:
         """Score ``content`` without any I/O and record the call."""
         self.calls.append(content)
         self.related_seen.append([m.id for m in related])
+        if self.supersedes is not None:
+            positions = tuple(self.supersedes(content, related))
+        else:
+            positions = tuple(n - 1 for n in marker_supersedes(content))
         return Interpretation(
             interpreted_content="Interpreted: " + content,
             **self._components(content),
             rationale="fixed",
             model=self.model,
+            supersedes=positions,
+            supersede_reason="fixed: marked as an update" if positions else "",
         )
 
     def _components(self, content: str) -> dict[str, float]:

@@ -38,6 +38,7 @@ __all__ = [
     "FORMAT_VERSION",
     "ExportData",
     "ParsedExport",
+    "VersionLine",
     "export_lines",
     "link_new",
     "parse_export",
@@ -97,6 +98,24 @@ class KeyLine(_Strict):
     created_at: datetime
 
 
+class VersionLine(_Strict):
+    """A memory as it was before an update replaced it (``store.history`` shows it)."""
+
+    version: int
+    content: str
+    interpreted_content: str
+    emotional_impact: float | None
+    user_relevance: float | None
+    novelty: float | None
+    utility: float | None
+    priority_score: float | None
+    rationale: str
+    score_source: str
+    model: str | None
+    prompt_version: str | None
+    replaced_at: datetime
+
+
 class MemoryLine(_Strict):
     """One memory, every field of ``aimem.Memory`` plus its vector and keys.
 
@@ -132,6 +151,9 @@ class MemoryLine(_Strict):
     judge_retries: int
     vector: VectorData | None
     idempotency_keys: list[KeyLine]
+    superseded_by: str | None = None
+    restored_at: datetime | None = None
+    previous_versions: list[VersionLine] = []
 
 
 class HistoryLine(_Strict):
@@ -204,6 +226,8 @@ class ExportData:
     vectors: dict[str, tuple[str, int, bytes]]
     #: Memory id -> its idempotency keys as (key, content_hash, created_at), by key.
     keys: dict[str, list[tuple[str, str, datetime]]]
+    #: Memory id -> the versions its updates replaced, oldest first (VersionLine fields).
+    versions: dict[str, list[dict[str, Any]]]
     #: History events as (memory_id, event, version, at, detail), oldest first.
     history: list[tuple[str, str, int, datetime, str]]
     core_text: str
@@ -250,6 +274,10 @@ def export_lines(data: ExportData) -> Iterator[str]:
                 "idempotency_keys": [
                     {"key": key, "content_hash": digest_, "created_at": _when(at)}
                     for key, digest_, at in data.keys.get(memory.id, [])
+                ],
+                "previous_versions": [
+                    {**v, "replaced_at": _when(v["replaced_at"])}
+                    for v in data.versions.get(memory.id, [])
                 ],
             }
         )

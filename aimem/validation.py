@@ -39,6 +39,8 @@ __all__ = [
     "MAX_LIMIT",
     "MAX_RATIONALE_CHARS",
     "MAX_SOURCE_CHARS",
+    "MAX_SUPERSEDES",
+    "MAX_SUPERSEDE_REASON_CHARS",
     "MAX_USER_CONTEXT_CHARS",
     "check_content",
     "check_contents",
@@ -54,6 +56,7 @@ __all__ = [
     "check_namespace",
     "check_score_source",
     "check_stored_text",
+    "check_supersedes",
     "check_user_context",
     "check_version_number",
     "check_when",
@@ -77,6 +80,10 @@ MAX_LABEL_CHARS = 200
 MAX_COUNT = 10**12
 #: A judgement's latency: a day, in milliseconds, is already absurd.
 MAX_LATENCY_MS = 86_400_000.0
+#: Why a memory makes others out of date: a few words, not an essay.
+MAX_SUPERSEDE_REASON_CHARS = 500
+#: Related memories a judge is shown, hence the most one save can supersede.
+MAX_SUPERSEDES = 20
 
 _NAMESPACE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 _BIDI = r"\u202a-\u202e\u2066-\u2069"
@@ -280,6 +287,36 @@ def interpretation_limit(max_content_chars: int) -> int:
     return max(MAX_INTERPRETATION_CHARS, max_content_chars)
 
 
+def check_supersedes(positions: Any, shown: int | None = None) -> tuple[int, ...]:
+    """Positions into the related memories a judge was shown: distinct, each below ``shown``.
+
+    Without ``shown`` only the form is checked (at most ``MAX_SUPERSEDES`` distinct
+    non-negative integers).
+
+    Raises:
+        ValidationError: not such a sequence, or a position at or beyond ``shown``.
+    """
+    if isinstance(positions, str | bytes) or not isinstance(positions, tuple | list):
+        raise ValidationError("supersedes must be a list of positions in the related memories")
+    for position in positions:
+        if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+            raise ValidationError(
+                f"supersedes holds {position!r}, not a position (an integer from 0)"
+            )
+        if shown is not None and position >= shown:
+            raise ValidationError(
+                f"supersedes names related memory {position} but only {shown} "
+                f"{'was' if shown == 1 else 'were'} shown (positions from 0)"
+                if shown
+                else f"supersedes names related memory {position} but none were shown"
+            )
+    if len(set(positions)) != len(positions) or len(positions) > MAX_SUPERSEDES:
+        raise ValidationError(
+            f"supersedes names a related memory twice, or more than {MAX_SUPERSEDES}"
+        )
+    return tuple(positions)
+
+
 def check_interpretation(
     interp: Interpretation, source: str, max_content_chars: int, *, what: str = "the judge"
 ) -> Interpretation:
@@ -301,6 +338,10 @@ def check_interpretation(
                 interp.rationale, "rationale", MAX_RATIONALE_CHARS, blank=True
             ),
         }
+        texts["supersede_reason"] = check_stored_text(
+            interp.supersede_reason, "supersede_reason", MAX_SUPERSEDE_REASON_CHARS, blank=True
+        )
+        check_supersedes(interp.supersedes)
         check_label(interp.model, "model")
         check_label(interp.prompt_version, "prompt_version")
         check_score_source(source, scored=True)

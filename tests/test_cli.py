@@ -237,6 +237,28 @@ def test_restore_shows_what_made_room(cli: Cli, monkeypatch: pytest.MonkeyPatch)
     assert [m["id"] for m in cli("list", "--json").json()] == [gone["id"]]
 
 
+def test_a_superseded_memory_is_shown_apart_and_its_history_readable(cli: Cli) -> None:
+    old = _save(cli, "I live in Sendai.")
+    run = cli("save", "We moved to Sapporo last month.")
+    assert run.code == 0 and "Superseded: out of date now, kept in the archive (1)" in run.out
+    assert old["id"] in run.out and "Archived to stay within capacity" not in run.out
+    events = cli("history", old["id"], "--json").json()
+    assert [e["event"] for e in events] == ["save", "archive"]
+    assert events[-1]["reason"] == "superseded"
+    shown = cli("history", old["id"])
+    assert shown.code == 0 and "superseded by" in shown.out
+
+
+def test_update_keeps_the_previous_version_in_the_history(cli: Cli) -> None:
+    memory = _save(cli, "I take 50 mg of sertraline.")
+    run = cli("update", memory["id"], "I take 100 mg of sertraline.", "--json")
+    assert run.code == 0 and run.json()["memory"]["version"] == 2
+    [_, update] = cli("history", memory["id"], "--json").json()
+    assert update["event"] == "update"
+    assert update["previous"]["content"] == "I take 50 mg of sertraline."
+    assert cli("update", memory["id"], "").code != 0  # empty content: refused
+
+
 def test_delete_needs_yes_without_a_terminal(cli: Cli) -> None:
     memory = _save(cli, ALLERGY)
     run = cli("delete", memory["id"], stdin="")

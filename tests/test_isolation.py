@@ -88,6 +88,8 @@ SNAPSHOT_QUERIES = {
     "memory_vectors": "SELECT v.* FROM memory_vectors v JOIN memories m ON m.seq = v.seq "
     "WHERE m.namespace = :ns ORDER BY v.seq",
     "namespace_counts": "SELECT * FROM namespace_counts WHERE namespace = :ns",
+    "memory_versions": f"SELECT * FROM memory_versions WHERE namespace = :ns "
+    f"OR memory_id IN ({_BOB_IDS}) ORDER BY id",
 }
 #: Tables without namespace data: the schema version, and the keyword indexes (external
 #: content over ``memories``, so covered by its rows).
@@ -209,6 +211,10 @@ def build_world(db: Path) -> World:
         for ns, store in stores.items():
             store.pin(ids[ns]["pinned"])
             store.set_core(CORES[ns])
+            # An edit and its undo: the memory is as it was, its old versions are kept.
+            judges[ns].down = False
+            store.update(ids[ns]["second"], texts[ns]["second"] + " (edited)")
+            store.update(ids[ns]["second"], texts[ns]["second"])
             got = {label: store.get(i) for label, i in ids[ns].items()}
             assert got["archived"].archived_at is not None, "below min_priority_score"
             assert got["pending"].score_source == "pending"
@@ -462,6 +468,23 @@ def _api_update(a: Api) -> Iterable[object]:
     ]
 
 
+def _api_update_with_report(a: Api) -> Iterable[object]:
+    s = a.store
+    a.bob_not_found(lambda i: s.update_with_report(i, f"Alice {ALICE_MARK}"), "update_with_report")
+    report = s.update_with_report(a.world.alice["second"], f"Alice writes Go, {ALICE_MARK}")
+    return [*report.memories, *report.archived]
+
+
+def _api_history(a: Api) -> Iterable[object]:
+    a.bob_not_found(a.store.history, "history")
+    s = a.store
+    s.update(a.world.alice["second"], f"Alice writes Zig now, {ALICE_MARK} [score=0.5]")
+    events = [e for i in a.world.alice.values() for e in s.history(i)]
+    assert {e.memory_id for e in events} == set(a.world.alice.values())
+    assert any(e.previous for e in events), "an update shows the version it replaced"
+    return [e.model_dump_json() for e in events]
+
+
 def _api_reinterpret_pending(a: Api) -> Iterable[object]:
     judged = a.store.reinterpret_pending()
     assert [m.id for m in judged] == [a.world.alice["pending"]]
@@ -482,6 +505,12 @@ def _api_unpin(a: Api) -> Iterable[object]:
 def _api_restore(a: Api) -> Iterable[object]:
     a.bob_not_found(a.store.restore, "restore")
     return [a.store.restore(a.world.alice["archived"])]
+
+
+def _api_restore_with_report(a: Api) -> Iterable[object]:
+    a.bob_not_found(a.store.restore_with_report, "restore_with_report")
+    report = a.store.restore_with_report(a.world.alice["archived"])
+    return [*report.memories, *report.archived]
 
 
 def _api_delete(a: Api) -> Iterable[object]:
@@ -599,6 +628,9 @@ API_CASES: dict[str, ApiCase] = {
     "pin": _api_pin,
     "unpin": _api_unpin,
     "restore": _api_restore,
+    "restore_with_report": _api_restore_with_report,
+    "update_with_report": _api_update_with_report,
+    "history": _api_history,
     "delete": _api_delete,
     "export_to": _api_export_to,
     "import_from": _api_import_from,
@@ -808,6 +840,25 @@ def _cli_restore(c: Cli) -> None:
     c("restore", c.world.alice["archived"])
 
 
+def _cli_history(c: Cli) -> None:
+    c.bob_not_found("history")
+    c.bob_not_found("history", "--json")
+    for memory_id in c.world.alice.values():
+        events = c("history", memory_id, "--json").json()
+        assert events and {e["memory_id"] for e in events} == {memory_id}
+        c.leaks.check(json.dumps(events), "aimem history")
+    c("history", c.world.alice["archived"])
+
+
+def _cli_update(c: Cli) -> None:
+    for bob_id in c.world.ids[BOB].values():
+        run = c.raw("update", bob_id, f"Alice's words {ALICE_MARK}")
+        assert run.code == 1 and "no memory with id" in run.err, run.err
+        c.leaks.check(run.out + run.err, "aimem update <bob's>", echo=bob_id)
+    shown = c("update", c.world.alice["second"], f"Alice codes in C, {ALICE_MARK}", "--json")
+    c.leaks.own(shown.json()["memory"], "aimem update")
+
+
 def _cli_delete(c: Cli) -> None:
     c.bob_not_found("delete", "--yes")
     c.bob_not_found("delete")  # looked up before it would ask for confirmation
@@ -943,6 +994,8 @@ CLI_CASES: dict[str, CliCase] = {
     "list": _cli_list,
     "search": _cli_search,
     "show": _cli_show,
+    "history": _cli_history,
+    "update": _cli_update,
     "stats": _cli_stats,
     "core": _cli_core,
     "read-core": _cli_read_core,
@@ -1152,6 +1205,14 @@ async def _mcp_restore_memory(m: Mcp) -> None:
     await m("restore_memory", memory_id=m.world.alice["archived"])
 
 
+async def _mcp_memory_history(m: Mcp) -> None:
+    await m.bob_not_found("memory_history")
+    for memory_id in m.world.alice.values():
+        events = (await m("memory_history", memory_id=memory_id))["events"]
+        assert events and {e["memory_id"] for e in events} == {memory_id}
+        m.leaks.check(json.dumps(events), "MCP memory_history")
+
+
 async def _mcp_prune_memories(m: Mcp) -> None:
     for dry_run in (True, False):
         report = await m("prune_memories", dry_run=dry_run)
@@ -1206,6 +1267,7 @@ MCP_CASES: dict[str, McpCase] = {
     "pin_memory": _mcp_pin_memory,
     "unpin_memory": _mcp_unpin_memory,
     "restore_memory": _mcp_restore_memory,
+    "memory_history": _mcp_memory_history,
     "delete_memory": _mcp_delete_memory,
     "prune_memories": _mcp_prune_memories,
     "compress": _mcp_compress,

@@ -34,6 +34,7 @@ from aimem.testing import OpenAIStub
 
 AIMEM = str(Path(sys.executable).with_name("aimem"))
 TOOLS = {
+    "memory_history",
     "save_memory",
     "search_memories",
     "list_memories",
@@ -518,3 +519,31 @@ def test_loopback_detection_and_token_rule() -> None:
     assert http_token("0.0.0.0", {"AIMEM_MCP_TOKEN": "t"}) == "t"
     with pytest.raises(aimem.ValidationError, match="AIMEM_MCP_TOKEN"):
         http_token("0.0.0.0", {})
+
+
+def test_a_superseded_memory_is_reported_and_its_history_readable(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with stdio_session(tmp_path / "m.db") as session:  # the offline judge
+            await session.initialize()
+            first = _result(
+                await session.call_tool("save_memory", {"content": "I live in Sendai."})
+            )
+            old = first["memory"]["id"]
+            moved = _result(
+                await session.call_tool(
+                    "save_memory", {"content": "We moved to Sapporo last month."}
+                )
+            )
+            assert moved["superseded"] == [old] and moved["archived"] == [old]
+            events = _result(await session.call_tool("memory_history", {"memory_id": old}))[
+                "events"
+            ]
+            assert [e["event"] for e in events] == ["save", "archive"]
+            assert events[-1]["reason"] == "superseded"
+            assert events[-1]["superseded_by"] == moved["memory"]["id"]
+            listed = _result(await session.call_tool("list_memories", {}))["memories"]
+            assert [m["id"] for m in listed] == [moved["memory"]["id"]]
+            back = _result(await session.call_tool("restore_memory", {"memory_id": old}))
+            assert back["memory"]["archived_at"] is None and back["archived"] == []
+
+    asyncio.run(scenario())

@@ -126,7 +126,7 @@ def test_happy_path_is_one_call_with_usage_and_priority_computed_by_aimem(
     assert result.interpreted_content == "User is allergic to penicillin."
     assert result.priority_score == 0.85  # 0.1 + 3 * 0.25, summed by aimem
     assert result.model == "gpt-4o-mini-2024-07-18"
-    assert result.prompt_version == "interpret.v1"
+    assert result.prompt_version == "interpret.v2"
     assert result.usage is not None
     assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (400, 60)
     assert result.usage.retries == 0 and result.usage.latency_ms > 0
@@ -144,7 +144,13 @@ def test_request_carries_model_roles_and_strict_schema_without_a_total(chat: res
     assert response_format["type"] == "json_schema"
     assert response_format["json_schema"]["strict"] is True
     schema = response_format["json_schema"]["schema"]
-    expected = {"interpreted_content", *COMPONENT_NAMES, "rationale"}
+    expected = {
+        "interpreted_content",
+        *COMPONENT_NAMES,
+        "rationale",
+        "supersedes",
+        "supersede_reason",
+    }
     assert set(schema["properties"]) == expected == set(schema["required"])
     assert schema["additionalProperties"] is False
     assert "priority" not in json.dumps(body).lower()
@@ -170,7 +176,9 @@ def test_related_memories_are_passed_as_data_at_most_five(chat: respx.Route) -> 
 
     block = extract_data_block(sent(chat)["messages"][1]["content"], "related-memories")
     assert block is not None
-    assert [json.loads(line) for line in block.splitlines()] == [
+    # numbered from 1 (interpret.v2), which is how a reply's supersedes names them
+    assert [line.split(". ", 1)[0] for line in block.splitlines()] == ["1", "2", "3", "4", "5"]
+    assert [json.loads(line.split(". ", 1)[1]) for line in block.splitlines()] == [
         f"User fact number {i}" for i in range(5)
     ]
 
@@ -440,7 +448,7 @@ def test_end_to_end_against_the_loopback_stub() -> None:
     assert stub.chat_calls == 2
     assert result.priority_score == 0.8
     assert result.interpreted_content == "Interpreted: I GOT INTO MEDICAL SCHOOL [score=0.80]"
-    assert result.model == "stub-model" and result.prompt_version == "interpret.v1"
+    assert result.model == "stub-model" and result.prompt_version == "interpret.v2"
     assert result.usage is not None and result.usage.retries == 1
     assert result.usage.prompt_tokens > 0
     assert stub.chat_requests[1]["response_format"]["type"] == "json_schema"

@@ -180,7 +180,7 @@ def baseline(env: Env) -> Baseline:
     with open_store(env, embedder=HashEmbedder()) as store:
         save(env, store, REL_MARK)
         marked = save(env, store, CONTENT_MARK, user_context=CTX_MARK)
-    related_line = json.dumps("Interpreted: " + REL_MARK)
+    related_line = "1. " + json.dumps("Interpreted: " + REL_MARK)  # numbered (interpret.v2)
     skeleton = marked.user.replace(marked.nonce, NONCE_SLOT)
     head, rest = skeleton.split(related_line)
     mid1, rest = rest.split(CTX_MARK)
@@ -349,7 +349,7 @@ def test_stored_memory_keeps_the_content_and_the_models_scores(name: str, runs: 
         assert memory.interpreted_content == interpretation_of(content)
         assert memory.rationale == "stub"
         assert (memory.score_source, memory.model) == ("llm", "stub-model")
-        assert memory.prompt_version == "interpret.v1"
+        assert memory.prompt_version == "interpret.v2"
         assert memory.user_context is None and not memory.pinned
         assert memory.archived_at is None
 
@@ -412,7 +412,7 @@ def test_related_hostile_memory_is_one_json_line(name: str, runs: Runs, baseline
     hostile, follow = runs.as_related(name)
     nonce, user = follow.nonce, follow.user
     shown = hostile.memory.interpreted_content[:RELATED_CHARS]
-    line = one_line_json(shown)
+    line = "1. " + one_line_json(shown)  # numbered (interpret.v2)
 
     assert shown == interpretation_of(kept(name))[:RELATED_CHARS]
     assert_same_structure(follow, baseline)
@@ -421,7 +421,7 @@ def test_related_hostile_memory_is_one_json_line(name: str, runs: Runs, baseline
     assert_tags_in_place(user, nonce)
     block = block_body(user, "related-memories", nonce)
     assert block == line and "\n" not in block and "\r" not in block
-    assert json.loads(block) == shown
+    assert json.loads(block.removeprefix("1. ")) == shown
     assert block_body(user, "memory-data", nonce) == FOLLOW_UP == follow.judged
 
 
@@ -471,7 +471,7 @@ def test_a_nonce_that_appears_in_the_data_is_never_used(
             context = hostile
         else:  # a memory saved earlier (with a real nonce) that relates to this one
             earlier = save(env, store, hostile)
-            related = one_line_json(earlier.memory.interpreted_content)
+            related = "1. " + one_line_json(earlier.memory.interpreted_content)
         monkeypatch.setattr(
             aimem.judges.prompts, "secrets", SimpleNamespace(token_hex=lambda n: next(draws))
         )
@@ -556,7 +556,7 @@ def test_injection_in_the_models_reply_is_stored_as_data(env: Env, baseline: Bas
     assert first.reread.content == BENIGN
     assert {c: getattr(first.reread, c) for c in COMPONENTS} == FIXED
     # Shown later only as one escaped related line, under a nonce it cannot contain.
-    line = one_line_json(HOSTILE_REPLY[:RELATED_CHARS])
+    line = "1. " + one_line_json(HOSTILE_REPLY[:RELATED_CHARS])
     assert "\n" not in line
     assert follow.user == baseline.expected_user(follow.nonce, FOLLOW_UP, related=line)
     assert_tags_in_place(follow.user, follow.nonce)

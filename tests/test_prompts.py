@@ -42,8 +42,8 @@ Hello {{ who }}
 
 
 def test_interpret_prompt_header_is_parsed() -> None:
-    prompt = load_prompt("interpret", "v1")
-    assert (prompt.name, prompt.version) == ("interpret", "interpret.v1")
+    prompt = load_prompt("interpret", "v2")
+    assert (prompt.name, prompt.version) == ("interpret", "interpret.v2")
     assert set(prompt.variables) == {"nonce", "content", "user_context", "related"}
     assert load_prompt() is prompt  # cached
 
@@ -105,9 +105,9 @@ def test_lookup_order_is_packaged_copy_then_checkout() -> None:
 
 
 def test_checkout_fallback_is_used_in_an_editable_install() -> None:
-    if prompt_dirs()[0].joinpath("interpret.v1.md").is_file():
+    if prompt_dirs()[0].joinpath("interpret.v2.md").is_file():
         pytest.skip("running from an installed wheel, which has the packaged copy")
-    assert load_prompt().source == str(REPO / "prompts" / "interpret.v1.md")
+    assert load_prompt().source == str(REPO / "prompts" / "interpret.v2.md")
 
 
 def test_unknown_prompt_names_every_place_searched() -> None:
@@ -139,6 +139,7 @@ def test_wheel_ships_the_prompts_and_loads_them(tmp_path: Path) -> None:
     site = tmp_path / "site"
     with zipfile.ZipFile(wheel) as archive:
         assert "aimem/_prompts/interpret.v1.md" in archive.namelist()
+        assert "aimem/_prompts/interpret.v2.md" in archive.namelist()
         archive.extractall(site)
     code = "from aimem.judges.prompts import load_prompt; print(load_prompt().source)"
     env = {**os.environ, "PYTHONPATH": str(site)}
@@ -150,7 +151,7 @@ def test_wheel_ships_the_prompts_and_loads_them(tmp_path: Path) -> None:
         env=env,
         cwd=tmp_path,
     ).stdout.strip()
-    assert source == str(site / "aimem" / "_prompts" / "interpret.v1.md")
+    assert source == str(site / "aimem" / "_prompts" / "interpret.v2.md")
     # The judge's labelled dev set ships too, so evaluation runs from any folder.
     code = "from aimem.evaluation import dev_set; print(len(dev_set()))"
     count = subprocess.run(

@@ -72,7 +72,7 @@ def test_stub_answers_a_valid_completion_for_the_data_block() -> None:
     assert judged(response) == {
         "interpreted_content": "Interpreted: Prefers Rust [score=0.80]",
         "emotional_impact": 0.2, "user_relevance": 0.2, "novelty": 0.2, "utility": 0.2,
-        "rationale": "stub",
+        "rationale": "stub", "supersedes": [], "supersede_reason": "",
     }  # fmt: skip
     assert stub.chat_calls == 1 and stub.chat_requests[0]["model"] == "any"
 

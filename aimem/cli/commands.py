@@ -21,7 +21,14 @@ from rich.text import Text
 from ..exceptions import AimemError
 from ..judges.heuristic import HeuristicJudge
 from ..models import Memory
-from ..render import archived_table, memory_detail, memory_list_table, search_table, stats_table
+from ..render import (
+    archived_table,
+    history_table,
+    memory_detail,
+    memory_list_table,
+    search_table,
+    stats_table,
+)
 from ..settings import Settings
 from ..sync import MemoryStore
 from .ingest import parse_lines, save_in_batches
@@ -126,10 +133,19 @@ def _priority(memory: Memory) -> str:
 
 
 def show_archived(s: Session, why: str) -> None:
-    """Print, in red, what the command's calls made the store archive (if anything)."""
+    """Print, in red, what the command's calls made the store archive (if anything).
+
+    Memories a newer one made out of date come first, under their own title: they were
+    not forgotten for room.
+    """
     archived = s.take_archived()
-    if archived:
-        s.out.print(archived_table(archived, title=f"{why} ({len(archived)})"))
+    superseded = [m for m in archived if m.archive_reason == "superseded"]
+    others = [m for m in archived if m.archive_reason != "superseded"]
+    if superseded:
+        title = f"Superseded: out of date now, kept in the archive ({len(superseded)})"
+        s.out.print(archived_table(superseded, title=title))
+    if others:
+        s.out.print(archived_table(others, title=f"{why} ({len(others)})"))
 
 
 def _one_line(s: Session, verb: str, memory: Memory) -> None:
@@ -221,6 +237,30 @@ def show(s: Session, args: argparse.Namespace) -> int:
         print_json(dump(memory))
     else:
         s.out.print(memory_detail(memory))
+    return 0
+
+
+def history(s: Session, args: argparse.Namespace) -> int:
+    """``aimem history ID``: a memory's events, with what each update replaced."""
+    events = s.store.history(args.memory_id)
+    if args.json:
+        print_json([dump(e) for e in events])
+    else:
+        s.out.print(history_table(events, title=f"history of {args.memory_id}"))
+    return 0
+
+
+def update(s: Session, args: argparse.Namespace) -> int:
+    """``aimem update ID TEXT``: replace a memory's content; it is judged again."""
+    report = s.store.update_with_report(
+        args.memory_id, _text_arg(args.text), user_context=args.user_context
+    )
+    if args.json:
+        archived = [dump(m) for m in s.take_archived()]
+        print_json({"memory": dump(report.memories[0]), "archived": archived})
+        return 0
+    _one_line(s, f"updated (version {report.memories[0].version})", report.memories[0])
+    show_archived(s, "Archived to stay within capacity")
     return 0
 
 

@@ -131,6 +131,31 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "show", commands.show, "show every field of one memory")
     _id_arg(p)
     _json_flag(p)
+
+    p = _command(
+        sub,
+        "history",
+        commands.history,
+        "show a memory's history",
+        "Show a memory's events, oldest first: saved, judged, updated (with the content it "
+        "replaced), archived (why, and by which memory when superseded), restored, pinned.",
+    )
+    _id_arg(p)
+    _json_flag(p)
+
+    p = _command(
+        sub,
+        "update",
+        commands.update,
+        "replace a memory's content (judged again)",
+        "Replace the content of memory ID with TEXT ('-' reads stdin). It is judged again "
+        "against the other memories; its id stays, its version rises, and the previous "
+        "version stays readable with `aimem history ID`.",
+    )
+    _id_arg(p)
+    p.add_argument("text", metavar="TEXT", help="the new content ('-' reads stdin)")
+    p.add_argument("--user-context", metavar="TEXT", help="who or what it concerns")
+    _json_flag(p)
     for name, handler, text in (
         ("pin", commands.pin, "pin a memory: it is never archived"),
         ("unpin", commands.unpin, "unpin a memory: it counts toward the cap again"),

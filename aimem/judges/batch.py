@@ -22,13 +22,20 @@ from .output import (
     InvalidOutputError,
     JudgeOutput,
     Reply,
+    check_supersedes_shown,
     describe_validation,
     output_object_schema,
     strip_code_fence,
 )
 from .prompts import PromptTemplate, new_nonce
 
-__all__ = ["BATCH_RESPONSE_FORMAT", "JudgeItem", "build_batch_messages", "parse_batch"]
+__all__ = [
+    "BATCH_RESPONSE_FORMAT",
+    "JudgeItem",
+    "batch_response_format",
+    "build_batch_messages",
+    "parse_batch",
+]
 
 
 @dataclass(frozen=True)
@@ -39,8 +46,9 @@ class JudgeItem:
     related: Sequence[Memory] = ()
 
 
-def _batch_response_format() -> ResponseFormatJSONSchema:
-    item = output_object_schema({"index": {"type": "integer"}})
+def batch_response_format(supersession: bool = True) -> ResponseFormatJSONSchema:
+    """The batch answer's schema; ``supersession=False`` for prompts before v2."""
+    item = output_object_schema({"index": {"type": "integer"}}, supersession=supersession)
     return {
         "type": "json_schema",
         "json_schema": {
@@ -56,7 +64,7 @@ def _batch_response_format() -> ResponseFormatJSONSchema:
     }
 
 
-BATCH_RESPONSE_FORMAT = _batch_response_format()
+BATCH_RESPONSE_FORMAT = batch_response_format()
 
 
 def build_batch_messages(
@@ -94,8 +102,13 @@ def build_batch_messages(
     ]
 
 
-def parse_batch(reply: Reply, count: int) -> tuple[dict[int, JudgeOutput], list[str]]:
+def parse_batch(
+    reply: Reply, count: int, shown: Sequence[int] | None = None
+) -> tuple[dict[int, JudgeOutput], list[str]]:
     """Validate a batch answer item by item.
+
+    ``shown[i]`` is how many related memories item ``i + 1`` showed: its ``supersedes``
+    may name no other (None: no such check).
 
     Returns ``({item number: output}, problems)``: numbers absent from the dict (missing,
     duplicated, out of range or invalid) must be judged again one at a time.
@@ -125,9 +138,14 @@ def parse_batch(reply: Reply, count: int) -> tuple[dict[int, JudgeOutput], list[
         seen[number] = seen.get(number, 0) + 1
         fields = {k: v for k, v in answer.items() if k != "index"}
         try:
-            outputs[number] = JudgeOutput.model_validate_json(json.dumps(fields))
+            output = JudgeOutput.model_validate_json(json.dumps(fields))
+            if shown is not None:
+                check_supersedes_shown(output, shown[number - 1])
+            outputs[number] = output
         except PydanticValidationError as exc:
             problems.append(f"item {number}: {describe_validation(exc)}")
+        except InvalidOutputError as exc:
+            problems.append(f"item {number}: {exc}")
     for number, times in seen.items():
         if times > 1:
             outputs.pop(number, None)

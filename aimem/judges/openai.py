@@ -30,9 +30,10 @@ from openai.types.shared_params import ResponseFormatJSONSchema
 
 from ..exceptions import JudgeError, ValidationError
 from ..models import Interpretation, Memory, Usage
-from .batch import BATCH_RESPONSE_FORMAT, JudgeItem, build_batch_messages, parse_batch
+from .batch import JudgeItem, batch_response_format, build_batch_messages, parse_batch
 from .output import (
     RESPONSE_FORMAT,
+    RESPONSE_FORMAT_V1,
     InvalidOutputError,
     JudgeOutput,
     Reply,
@@ -96,7 +97,9 @@ class OpenAIJudge(OwnsClient):
         timeout: seconds per request.
         max_attempts: requests per ask before transient failures give up (>= 1).
         max_retry_wait: cap, in seconds, on any wait including a server's ``Retry-After``.
-        prompt_version: which ``prompts/interpret.<version>.md`` to use.
+        prompt_version: which ``prompts/interpret.<version>.md`` to use. ``"v2"`` (the
+            default) also asks which related memories the content supersedes; ``"v1"``
+            is the earlier prompt and schema, without supersession.
 
     Example:
         ```python
@@ -121,7 +124,7 @@ class OpenAIJudge(OwnsClient):
         timeout: float = 30.0,
         max_attempts: int = 3,
         max_retry_wait: float = 60.0,
-        prompt_version: str = "v1",
+        prompt_version: str = "v2",
     ) -> None:
         if max_attempts < 1 or not timeout > 0 or not max_retry_wait >= 0:
             raise ValidationError(
@@ -133,6 +136,11 @@ class OpenAIJudge(OwnsClient):
         self.max_retry_wait = max_retry_wait
         self._template: PromptTemplate = load_prompt("interpret", prompt_version)
         self._batch_template: PromptTemplate = load_prompt("interpret_batch", prompt_version)
+        #: Whether the prompt asks for supersession (interpret.v2 on) and numbers the
+        #: related memories; the schema sent follows it.
+        self._supersession = "supersedes" in self._template.system
+        self._format = RESPONSE_FORMAT if self._supersession else RESPONSE_FORMAT_V1
+        self._batch_format = batch_response_format(self._supersession)
         self._owns_client = client is None
         self._client = (
             client.with_options(max_retries=0)
@@ -159,15 +167,26 @@ class OpenAIJudge(OwnsClient):
         """
         tally = _Tally()
         messages = build_messages(
-            self._template, content, user_context=user_context, related=related
+            self._template,
+            content,
+            user_context=user_context,
+            related=related,
+            numbered=self._supersession,
         )
+        shown = self._shown(related)
         reply = await self._send(messages, tally)
         try:
-            output = parse_output(reply)
+            output = parse_output(reply, shown)
         except InvalidOutputError as exc:
             tally.fail(f"invalid output: {exc}")
-            output = await self._reask([*messages, *corrective_messages(reply, str(exc))], tally)
+            output = await self._reask(
+                [*messages, *corrective_messages(reply, str(exc))], tally, shown
+            )
         return self._interpretation(output, tally)
+
+    def _shown(self, related: Sequence[Memory]) -> int:
+        """How many related memories the prompt numbers (0 for a prompt without supersession)."""
+        return min(len(related), _MAX_RELATED) if self._supersession else 0
 
     async def interpret_many(
         self, items: Sequence[JudgeItem], *, user_context: str | None = None
@@ -195,11 +214,13 @@ class OpenAIJudge(OwnsClient):
             self._batch_template,
             items,
             user_context=user_context,
-            related_notes=[related_notes(i.related) for i in items],
+            related_notes=[related_notes(i.related, numbered=self._supersession) for i in items],
         )
         try:
-            reply = await self._send(messages, tally, BATCH_RESPONSE_FORMAT)
-            outputs, problems = parse_batch(reply, len(items))
+            reply = await self._send(messages, tally, self._batch_format)
+            outputs, problems = parse_batch(
+                reply, len(items), [self._shown(i.related) for i in items]
+            )
         except JudgeError as exc:
             return [exc] * len(items)
         except InvalidOutputError as exc:
@@ -221,11 +242,11 @@ class OpenAIJudge(OwnsClient):
         return [r for r in results if r is not None]
 
     async def _reask(
-        self, messages: list[ChatCompletionMessageParam], tally: _Tally
+        self, messages: list[ChatCompletionMessageParam], tally: _Tally, shown: int
     ) -> JudgeOutput:
         reply = await self._send(messages, tally)
         try:
-            return parse_output(reply)
+            return parse_output(reply, shown)
         except InvalidOutputError as exc:
             tally.fail(f"invalid output: {exc}")
             raise JudgeError(
@@ -240,9 +261,10 @@ class OpenAIJudge(OwnsClient):
         self,
         messages: list[ChatCompletionMessageParam],
         tally: _Tally,
-        response_format: ResponseFormatJSONSchema = RESPONSE_FORMAT,
+        response_format: ResponseFormatJSONSchema | None = None,
     ) -> Reply:
         """One successful exchange, retrying transient failures with backoff."""
+        response_format = response_format or self._format
         try:
             reply: Reply = await retrying(self.max_attempts, self.max_retry_wait)(
                 self._request, messages, tally, response_format
@@ -320,8 +342,11 @@ class OpenAIJudge(OwnsClient):
             latency_ms=(time.perf_counter() - tally.started) * 1000,
             retries=tally.requests - 1,
         )
+        fields = output.model_dump()
+        # The prompt numbers related memories from 1; Interpretation counts from 0.
+        fields["supersedes"] = tuple(n - 1 for n in output.supersedes)
         return Interpretation(
-            **output.model_dump(),
+            **fields,
             model=model,
             prompt_version=prompt_version or self._template.version,
             usage=usage,
@@ -352,12 +377,17 @@ def _share(tally: _Tally, items: int) -> _Tally:
     )
 
 
-def related_notes(related: Sequence[Memory]) -> list[str]:
-    """The related-memory lines a prompt shows: one escaped JSON string each, trimmed."""
+def related_notes(related: Sequence[Memory], *, numbered: bool = False) -> list[str]:
+    """The related-memory lines a prompt shows: one escaped JSON string each, trimmed.
+
+    ``numbered`` prefixes each with its number from 1 (``1. ``), which is how a reply's
+    ``supersedes`` names them.
+    """
     return [
-        ("near-duplicate: " if getattr(m, "near_duplicate", False) else "")
+        (f"{n}. " if numbered else "")
+        + ("near-duplicate: " if getattr(m, "near_duplicate", False) else "")
         + one_line_json((m.interpreted_content or m.content)[:_RELATED_CHARS])
-        for m in related[:_MAX_RELATED]
+        for n, m in enumerate(related[:_MAX_RELATED], start=1)
     ]
 
 
@@ -367,13 +397,15 @@ def build_messages(
     *,
     user_context: str | None = None,
     related: Sequence[Memory] = (),
+    numbered: bool = False,
 ) -> list[ChatCompletionMessageParam]:
     """Render the prompt: static rubric first, then the data blocks under a fresh nonce.
 
     Each related memory is one JSON string per line, so none can span or forge lines;
-    one the store found nearly identical to the content is marked ``near-duplicate:``.
+    one the store found nearly identical to the content is marked ``near-duplicate:``;
+    ``numbered`` (interpret.v2) numbers them for ``supersedes``.
     """
-    notes = related_notes(related)
+    notes = related_notes(related, numbered=numbered)
     context = user_context or "(none)"
     nonce = new_nonce(content, context, *notes)
     prompt = template.render(

@@ -22,6 +22,8 @@ from ..validation import (
     MAX_COUNT,
     MAX_INTERPRETATION_CHARS,
     MAX_RATIONALE_CHARS,
+    MAX_SUPERSEDE_REASON_CHARS,
+    MAX_SUPERSEDES,
     check_label,
     clean_text,
 )
@@ -31,9 +33,12 @@ __all__ = [
     "MAX_INTERPRETATION_CHARS",
     "MAX_RATIONALE_CHARS",
     "RESPONSE_FORMAT",
+    "RESPONSE_FORMAT_V1",
+    "SUPERSESSION_FIELDS",
     "InvalidOutputError",
     "JudgeOutput",
     "Reply",
+    "check_supersedes_shown",
     "corrective_messages",
     "describe_validation",
     "output_object_schema",
@@ -64,6 +69,10 @@ class JudgeOutput(BaseModel):
     novelty: float = Field(description="0.0 to 0.25")
     utility: float = Field(description="0.0 to 0.25")
     rationale: str = Field(description="One short sentence explaining the scores.")
+    #: Numbers (from 1, as the prompt shows them) of the related memories this item makes
+    #: out of date. Defaults keep replies to prompts before interpret.v2 valid.
+    supersedes: list[int] = Field(default_factory=list)  # the prompt says what they are
+    supersede_reason: str = ""
 
     @field_validator("interpreted_content")
     @classmethod
@@ -84,6 +93,22 @@ class JudgeOutput(BaseModel):
             raise ValueError(f"is {len(value)} characters: at most {MAX_RATIONALE_CHARS}")
         return _clean(value)
 
+    @field_validator("supersedes")
+    @classmethod
+    def _numbers(cls, value: list[int]) -> list[int]:
+        if len(value) > MAX_SUPERSEDES or len(set(value)) != len(value):
+            raise ValueError("list each related-memory number at most once")
+        if any(n < 1 for n in value):
+            raise ValueError("related memories are numbered from 1")
+        return value
+
+    @field_validator("supersede_reason")
+    @classmethod
+    def _reason(cls, value: str) -> str:
+        if len(value) > MAX_SUPERSEDE_REASON_CHARS:
+            raise ValueError(f"is {len(value)} characters: at most {MAX_SUPERSEDE_REASON_CHARS}")
+        return _clean(value.strip())
+
     @field_validator(*COMPONENTS)
     @classmethod
     def _in_range(cls, value: float) -> float:
@@ -100,40 +125,63 @@ def _clean(value: str) -> str:
         raise ValueError(str(exc)) from None
 
 
-def output_object_schema(extra: dict[str, object] | None = None) -> dict[str, object]:
+#: The fields interpret.v2 added; a v1 prompt's schema leaves them out.
+SUPERSESSION_FIELDS = ("supersedes", "supersede_reason")
+
+
+def output_object_schema(
+    extra: dict[str, object] | None = None, *, supersession: bool = True
+) -> dict[str, object]:
     """``JudgeOutput`` as a closed JSON-schema object (``extra`` properties first).
 
-    Titles and the class docstring are left out: they would only cost prompt tokens.
-    Strict structured output requires every property listed and the object closed.
+    Titles, defaults and the class docstring are left out: they would only cost prompt
+    tokens. Strict structured output requires every property listed and the object
+    closed. ``supersession=False`` is the schema of prompts before interpret.v2.
     """
     schema = JudgeOutput.model_json_schema()
     properties = {
         **(extra or {}),
         **{
-            name: {k: v for k, v in prop.items() if k != "title"}
+            name: {k: v for k, v in prop.items() if k not in ("title", "default")}
             for name, prop in schema["properties"].items()
+            if supersession or name not in SUPERSESSION_FIELDS
         },
     }
     return {
         "type": "object",
         "properties": properties,
-        "required": [*(extra or {}), *schema["required"]],
+        "required": list(properties),
         "additionalProperties": False,
     }
 
 
-def _response_format() -> ResponseFormatJSONSchema:
+def _response_format(supersession: bool) -> ResponseFormatJSONSchema:
     return {
         "type": "json_schema",
         "json_schema": {
             "name": "memory_interpretation",
             "strict": True,
-            "schema": output_object_schema(),
+            "schema": output_object_schema(supersession=supersession),
         },
     }
 
 
-RESPONSE_FORMAT = _response_format()
+RESPONSE_FORMAT = _response_format(supersession=True)
+RESPONSE_FORMAT_V1 = _response_format(supersession=False)
+
+
+def check_supersedes_shown(output: JudgeOutput, shown: int) -> None:
+    """A reply may only name related memories the prompt showed (numbered 1..shown).
+
+    Raises:
+        InvalidOutputError: it names another; the re-ask says which numbers exist.
+    """
+    invented = [n for n in output.supersedes if n > shown]
+    if invented:
+        known = f"numbers 1 to {shown}" if shown else "none were shown"
+        raise InvalidOutputError(
+            f"supersedes: {invented} are not related memories shown ({known}); use [] when unsure"
+        )
 
 
 class InvalidOutputError(Exception):
@@ -202,8 +250,12 @@ def _count(value: object) -> int:
     return 0
 
 
-def parse_output(reply: Reply) -> JudgeOutput:
-    """Validate a reply; raise ``InvalidOutputError`` with a reason the model can act on."""
+def parse_output(reply: Reply, shown: int = MAX_SUPERSEDES) -> JudgeOutput:
+    """Validate a reply; raise ``InvalidOutputError`` with a reason the model can act on.
+
+    ``shown`` is how many related memories the prompt numbered: ``supersedes`` may name
+    no other.
+    """
     if reply.refusal:
         raise InvalidOutputError(f"the model refused ({reply.refusal})")
     if reply.finish_reason == "length":
@@ -212,9 +264,11 @@ def parse_output(reply: Reply) -> JudgeOutput:
     if not text:
         raise InvalidOutputError("the reply was empty")
     try:
-        return JudgeOutput.model_validate_json(text)
+        output = JudgeOutput.model_validate_json(text)
     except PydanticValidationError as exc:
         raise InvalidOutputError(describe_validation(exc)) from None
+    check_supersedes_shown(output, shown)
+    return output
 
 
 def strip_code_fence(text: str) -> str:

@@ -4,7 +4,7 @@ A prompt file is Markdown with a small front-matter header and two sections::
 
     ---
     name: interpret
-    version: interpret.v1
+    version: interpret.v2
     variables: [nonce, content]
     ---
     ## system
@@ -23,9 +23,9 @@ per-request random nonce: content cannot close a block it cannot name.
 (the offline OpenAI stub in :mod:`aimem.testing` uses it).
 
 Example:
-    >>> prompt = load_prompt("interpret", "v1")
+    >>> prompt = load_prompt("interpret", "v2")
     >>> prompt.version
-    'interpret.v1'
+    'interpret.v2'
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class PromptTemplate:
 
     Attributes:
         name: the prompt's name, e.g. ``"interpret"``.
-        version: the full version recorded on every memory, e.g. ``"interpret.v1"``.
+        version: the full version recorded on every memory, e.g. ``"interpret.v2"``.
         variables: the names :meth:`render` requires, no more and no fewer.
         system: the static system text.
         user: the user text with ``{{placeholders}}``.
@@ -178,7 +178,7 @@ def prompt_dirs() -> list[Traversable]:
     ]
 
 
-def load_prompt(name: str = "interpret", version: str = "v1") -> PromptTemplate:
+def load_prompt(name: str = "interpret", version: str = "v2") -> PromptTemplate:
     """Load and parse ``<name>.<version>.md`` (cached).
 
     Raises:

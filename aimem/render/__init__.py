@@ -27,6 +27,7 @@ from .notebook import (
 from .show import Showable, Shown, show
 from .terminal import (
     archived_table,
+    history_table,
     import_report_rich,
     memory_detail,
     memory_list_table,
@@ -44,6 +45,7 @@ __all__ = [
     "Showable",
     "Shown",
     "archived_table",
+    "history_table",
     "hits_html",
     "import_report_html",
     "import_report_rich",

@@ -11,7 +11,15 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ..models import ImportReport, Memory, PruneReport, SaveReport, SearchHit, Stats
+from ..models import (
+    HistoryEvent,
+    ImportReport,
+    Memory,
+    PruneReport,
+    SaveReport,
+    SearchHit,
+    Stats,
+)
 from .text import fmt_score, import_summary, prune_summary, state, when
 
 
@@ -146,8 +154,33 @@ def memory_detail(memory: Memory) -> Table:
     ]
     if m.archived_at is not None:
         rows.append(("archived", f"{when(m.archived_at)} ({m.archive_reason})"))
+    if m.superseded_by is not None:
+        rows.append(("superseded by", m.superseded_by))
+    if m.restored_at is not None:
+        rows.append(("restored", when(m.restored_at)))
     for name, value in rows:
         table.add_row(name, Text(value))
+    return table
+
+
+def history_table(events: Sequence[HistoryEvent], *, title: str | None = None) -> Table:
+    """A memory's events, oldest first; an update shows the content it replaced."""
+    table = Table(title=title, expand=False)
+    table.add_column("when", no_wrap=True)
+    table.add_column("event", no_wrap=True)
+    table.add_column("version", justify="right")
+    table.add_column("detail", overflow="fold", ratio=1)
+    for e in events:
+        parts = []
+        if e.reason:
+            parts.append(e.reason)
+        if e.superseded_by:
+            parts.append(f"by {e.superseded_by}")
+        if e.explanation:
+            parts.append(f"({e.explanation})")
+        if e.previous is not None:
+            parts.append(f"was: {e.previous.get('content')}")
+        table.add_row(when(e.at), e.event, str(e.version), Text(" ".join(parts)))
     return table
 
 

@@ -24,11 +24,11 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from .. import transfer
 from ..capacity import CapacityPolicy
 from ..exceptions import AimemError, ConflictError, StorageError
-from ..models import Memory, Stats
-from ..vectors import Vector, VectorIndex, unpack
+from ..models import HistoryEvent, Memory, Stats
+from ..vectors import Vector
 from . import sql as q
 from . import sql_capacity as cap
-from . import sql_transfer
+from . import sql_history, sql_transfer
 from . import sql_vectors as vq
 from .schema import utcnow
 from .sql import NewMemory, SearchFilters, content_hash
@@ -242,30 +242,9 @@ class Backend:
         Active memories are searched in an in-memory index kept in step with the history
         log; a search that includes the archive reads its vectors from disk instead.
         """
-
-        def run(conn: Connection) -> list[tuple[Memory, float]]:
-            if filters.include_archived:
-                index = VectorIndex(len(vector))
-                for memory_id, blob in vq.namespace_vectors(conn, namespace, model):
-                    index.upsert(memory_id, unpack(blob))
-            else:
-                index = self._vectors.index(conn, namespace, model, len(vector))
-            plain = filters == SearchFilters(include_archived=filters.include_archived)
-            # Filters may reject candidates: widen until the limit is met or none are left.
-            k = limit if plain else max(limit * 4, 50)
-            while True:
-                ranked = index.search(vector, k)
-                found = q.by_ids(conn, [memory_id for memory_id, _ in ranked])
-                hits = [
-                    (found[i], cosine)
-                    for i, cosine in ranked
-                    if i in found and filters.admits(found[i])
-                ]
-                if len(hits) >= limit or len(ranked) < k:
-                    return hits[:limit]
-                k *= 4
-
-        return self._reading(run)
+        return self._reading(
+            lambda conn: self._vectors.nearest(conn, namespace, model, vector, limit, filters)
+        )
 
     def vector_dim(self, namespace: str, model: str) -> int | None:
         """Dimension of the namespace's stored vectors from ``model`` (None: none stored)."""
@@ -401,6 +380,9 @@ class Backend:
                     memory_id = existing
                 else:
                     memory_id = q.insert_memory(conn, namespace, item, digest)
+                    archived += q.supersede(
+                        conn, namespace, memory_id, item.supersedes, item.supersede_reason, utcnow()
+                    )
                 if key is not None and bound is None:
                     q.bind_key(conn, namespace, key, memory_id, digest)
                 ids.append(memory_id)
@@ -433,10 +415,17 @@ class Backend:
                 return current, []  # judged meanwhile by another process: keep that
             if current.archived_at is None:
                 check_unique_content(conn, namespace, memory_id, item.content)
+            if event == "update":  # the edit replaces it: keep what it said
+                sql_history.save_version(conn, current, utcnow())
             q.replace_interpretation(
                 conn, namespace, memory_id, item, content_hash(item.content), event
             )
-            [memory], archived = self._settle(conn, namespace, policy, [memory_id])
+            retired = q.supersede(
+                conn, namespace, memory_id, item.supersedes, item.supersede_reason, utcnow()
+            )
+            [memory], archived = self._settle(
+                conn, namespace, policy, [memory_id], archived=retired
+            )
             return memory, archived
 
         return self._writing(work)
@@ -485,6 +474,10 @@ class Backend:
 
         return self._writing(work)
 
+    def history(self, namespace: str, memory_id: str) -> list[HistoryEvent]:
+        """A memory's events, oldest first (an update carries the version it replaced)."""
+        return self._reading(lambda conn: sql_history.history(conn, namespace, memory_id))
+
     def pending_ids(self, namespace: str, limit: int | None) -> list[str]:
         """Active memories saved while the judge was failing, oldest first."""
         return self._reading(lambda conn: q.pending_ids(conn, namespace, limit))
@@ -518,7 +511,12 @@ class Backend:
             if current.archived_at is None:
                 return current, []
             check_unique_content(conn, namespace, memory_id, current.content)
-            fields = {"archived_at": None, "archive_reason": None}
+            fields = {
+                "archived_at": None,
+                "archive_reason": None,
+                "superseded_by": None,
+                "restored_at": utcnow(),
+            }
             version = q.set_fields(conn, namespace, memory_id, fields)
             q.record(conn, namespace, [(memory_id, version)], "restore", utcnow())
             protected = frozenset({memory_id})

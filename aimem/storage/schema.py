@@ -22,14 +22,16 @@ __all__ = [
     "MetaRow",
     "NamespaceCountRow",
     "VectorRow",
+    "VersionRow",
     "utcnow",
 ]
 
 #: Bumped by any change a migration must handle; stored in ``aimem_meta``.
 #: 2 added ``idempotency_keys`` (created on open; nothing else changed).
 #: 3 indexes ``memories.terms`` (aimem's own namespace-scoped keyword terms) instead of
-#: SQLite's tokenization of the texts (``migrations.py`` rebuilds the index).
-SCHEMA_VERSION = 3
+#: SQLite's tokenization of the texts (``sqlite_schema.py`` rebuilds the index).
+#: 4 added ``superseded_by`` and ``restored_at`` to memories, and ``memory_versions``.
+SCHEMA_VERSION = 4
 
 
 def utcnow() -> datetime:
@@ -78,6 +80,7 @@ class MemoryRow(SQLModel, table=True):
         ),
         Index("ix_memories_recent", "namespace", "archived_at", "created_at"),
         Index("ix_memories_hash", "namespace", "content_hash"),
+        Index("ix_memories_restored", "namespace", "restored_at"),
     )
 
     seq: int | None = Field(default=None, primary_key=True)
@@ -111,6 +114,38 @@ class MemoryRow(SQLModel, table=True):
     version: int = 1
     archived_at: datetime | None = _when(nullable=True)
     archive_reason: str | None = None
+    #: The memory that made this one out of date (archive_reason "superseded").
+    superseded_by: str | None = Field(default=None, sa_column=Column(String(36), nullable=True))
+    #: When the user last restored it: the capacity manager then leaves it be.
+    restored_at: datetime | None = _when(nullable=True)
+
+
+class VersionRow(SQLModel, table=True):
+    """A memory as it was before an ``update`` replaced it; deleted with the memory.
+
+    The history says when things changed; this keeps what a memory said, so an edit
+    never loses the earlier wording, interpretation or scores.
+    """
+
+    __tablename__ = "memory_versions"
+    __table_args__ = (Index("ix_versions_memory", "memory_id", "version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    memory_id: str = Field(sa_column=Column(String(36), nullable=False))
+    namespace: str = Field(sa_column=Column(String(64), nullable=False))
+    version: int
+    content: str = Field(sa_column=Column(Text, nullable=False))
+    interpreted_content: str = Field(sa_column=Column(Text, nullable=False))
+    emotional_impact: float | None = None
+    user_relevance: float | None = None
+    novelty: float | None = None
+    utility: float | None = None
+    priority_score: float | None = None
+    rationale: str = ""
+    score_source: str
+    model: str | None = None
+    prompt_version: str | None = None
+    replaced_at: datetime = _when()
 
 
 class HistoryRow(SQLModel, table=True):

@@ -21,6 +21,7 @@ from sqlalchemy import (
     Table,
     bindparam,
     case,
+    false,
     func,
     insert,
     select,
@@ -44,6 +45,7 @@ from .schema import (
     MemoryRow,
     NamespaceCountRow,
     VectorRow,
+    VersionRow,
     utcnow,
 )
 
@@ -73,6 +75,7 @@ __all__ = [
     "select_memories",
     "set_core",
     "set_fields",
+    "supersede",
 ]
 
 MEMORIES: Table = MemoryRow.__table__  # type: ignore[attr-defined]
@@ -81,6 +84,9 @@ CORE: Table = CoreRow.__table__  # type: ignore[attr-defined]
 COUNTS: Table = NamespaceCountRow.__table__  # type: ignore[attr-defined]
 VECTORS: Table = VectorRow.__table__  # type: ignore[attr-defined]
 KEYS: Table = IdempotencyRow.__table__  # type: ignore[attr-defined]
+VERSIONS: Table = VersionRow.__table__  # type: ignore[attr-defined]
+#: The archive reason of a memory a later one made out of date.
+SUPERSEDED = "superseded"
 m = MEMORIES.c
 
 # Statements on the save path are built once: constructing a SQLAlchemy expression
@@ -149,6 +155,9 @@ class NewMemory:
     vector: bytes | None = None
     embedding_model: str | None = None
     idempotency_key: str | None = None
+    #: Ids of active memories this one makes out of date, and why (see ``supersede``).
+    supersedes: tuple[str, ...] = ()
+    supersede_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -433,6 +442,44 @@ def record(
                 for memory_id, version in versions
             ],
         )
+
+
+def supersede(
+    conn: Connection,
+    namespace: str,
+    successor: str,
+    ids: Sequence[str],
+    reason: str,
+    now: datetime,
+) -> list[str]:
+    """Retire the active, unpinned ``ids`` that ``successor`` makes out of date.
+
+    Archived with reason ``superseded`` and a link to the successor, one history event
+    each (with the judge's reason); ``restore`` undoes it. Returns the ids retired.
+    """
+    wanted = [i for i in dict.fromkeys(ids) if i != successor]
+    if not wanted:
+        return []
+    rows = conn.execute(
+        update(MEMORIES)
+        .where(
+            m.namespace == namespace,
+            m.id.in_(wanted),
+            m.archived_at.is_(None),
+            m.pinned == false(),
+        )
+        .values(
+            archived_at=now,
+            archive_reason=SUPERSEDED,
+            superseded_by=successor,
+            version=m.version + 1,
+            updated_at=now,
+        )
+        .returning(m.id, m.version)
+    ).all()
+    detail = {"reason": SUPERSEDED, "by": successor, "why": reason}
+    record(conn, namespace, [(i, v) for i, v in rows], "archive", now, detail)
+    return [i for i, _ in rows]
 
 
 def delete_memory(conn: Connection, namespace: str, memory_id: str) -> None:

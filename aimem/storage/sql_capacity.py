@@ -62,6 +62,11 @@ def _candidates(conn: Connection, statement: Any, params: dict[str, Any]) -> lis
     return [Candidate(i, float(p), c) for i, p, c in conn.execute(statement, params)]
 
 
+_RESTORED = select(m.id).where(
+    m.namespace == _NS, m.restored_at.is_not(None), m.archived_at.is_(None)
+)
+
+
 def plan_capacity(
     conn: Connection,
     namespace: str,
@@ -70,11 +75,14 @@ def plan_capacity(
 ) -> list[tuple[Candidate, str]]:
     """What the capacity rules would archive now, reading only what can be archived.
 
-    Every below-min row, then the few lowest above it. With auto-prune on, below-min
+    Every below-min row, then the few lowest above it; never a memory the user restored
+    (``restored_at``) nor one in ``protected``. With auto-prune on, below-min
     rows are archived as they arrive, so the first query normally returns at most the
     memory just saved; nothing here scans the namespace.
     """
     active = count_capped(conn, namespace)
+    # What the user restored stays until they change their mind (an index range).
+    protected = protected | {row[0] for row in conn.execute(_RESTORED, {"ns": namespace})}
     params: dict[str, Any] = {"ns": namespace, "threshold": policy.min_priority_score}
     below = _candidates(conn, _BELOW_MIN, params)
     wanted = needed_candidates(active - len(below), policy.max_memories, len(protected))

@@ -16,6 +16,7 @@ from ..transfer import ExportData, ParsedExport
 from . import sql as q
 from . import sql_vectors as vq
 from .schema import SCHEMA_VERSION, utcnow
+from .sql_history import VERSION_FIELDS
 
 __all__ = ["conflicts", "export_data", "write_import"]
 
@@ -43,6 +44,15 @@ def export_data(conn: Connection, namespace: str, *, include_history: bool) -> E
         .order_by(k.key)
     ):
         keys.setdefault(memory_id, []).append((key, digest, at))
+    versions: dict[str, list[Any]] = {}
+    v = q.VERSIONS.c
+    for row in conn.execute(
+        select(q.VERSIONS).where(v.namespace == namespace).order_by(v.memory_id, v.version, v.id)
+    ).mappings():
+        versions.setdefault(row["memory_id"], []).append(
+            {"version": row["version"], **{k: row[k] for k in VERSION_FIELDS}}
+            | {"replaced_at": row["replaced_at"]}
+        )
     h = q.HISTORY.c
     history = (
         [
@@ -66,6 +76,7 @@ def export_data(conn: Connection, namespace: str, *, include_history: bool) -> E
         memories=memories,
         vectors=vectors,
         keys=keys,
+        versions=versions,
         history=history,
         core_text="" if core is None else core[0],
         core_updated_at=None if core is None else core[1],
@@ -137,7 +148,7 @@ def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list
             )
     ids: list[str] = []
     for m in parsed.memories:
-        row = m.model_dump(exclude={"kind", "vector", "idempotency_keys"})
+        row = m.model_dump(exclude={"kind", "vector", "idempotency_keys", "previous_versions"})
         seq = conn.execute(
             insert(q.MEMORIES).returning(q.m.seq),
             {
@@ -156,6 +167,14 @@ def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list
                     "dim": m.vector.dim,
                     "vector": base64.b64decode(m.vector.data),
                 },
+            )
+        if m.previous_versions:
+            conn.execute(
+                insert(q.VERSIONS),
+                [
+                    {**v.model_dump(), "memory_id": m.id, "namespace": namespace}
+                    for v in m.previous_versions
+                ],
             )
         for key in m.idempotency_keys:
             conn.execute(

@@ -6,7 +6,9 @@ version stamp when its turn comes.
 
 Versions: 1 the first schema; 2 added ``idempotency_keys``; 3 indexes aimem's own
 namespace-scoped keyword terms (``memories.terms``) instead of SQLite's tokenization of
-the texts, so one namespace's data can change neither another's results nor its costs.
+the texts, so one namespace's data can change neither another's results nor its costs;
+4 records supersession (``superseded_by``), restores (``restored_at``) and the previous
+versions of edited memories (``memory_versions``).
 """
 
 from __future__ import annotations
@@ -106,6 +108,8 @@ SQLITE_TRIGGER_DDL = (
         DELETE FROM memory_vectors WHERE seq = old.seq; END""",
     """CREATE TRIGGER IF NOT EXISTS memories_keys_ad AFTER DELETE ON memories BEGIN
         DELETE FROM idempotency_keys WHERE memory_id = old.id; END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_versions_ad AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_versions WHERE memory_id = old.id; END""",
     """CREATE TRIGGER IF NOT EXISTS memory_history_no_update BEFORE UPDATE ON memory_history
         BEGIN SELECT RAISE(ABORT, 'memory_history is append-only'); END""",
     """CREATE TRIGGER IF NOT EXISTS memory_history_no_delete BEFORE DELETE ON memory_history
@@ -159,10 +163,24 @@ def migrate(conn: Connection) -> None:
     SQLModel.metadata.create_all(conn)  # version 2's idempotency_keys, among others
     if stored < 3:
         _namespaced_keyword_terms(conn)
+    if stored < 4:
+        _changing_facts(conn)
     for ddl in (*SQLITE_FTS_DDL, *SQLITE_TRIGGER_DDL):
         conn.exec_driver_sql(ddl)
     conn.execute(
         update(_META).where(_META.c.key == "schema_version").values(value=str(SCHEMA_VERSION))
+    )
+
+
+def _changing_facts(conn: Connection) -> None:
+    """Version 4: who superseded a memory, when it was restored (``memory_versions`` is new)."""
+    columns = {row[1] for row in conn.exec_driver_sql("PRAGMA table_info(memories)")}
+    if "superseded_by" not in columns:
+        conn.exec_driver_sql("ALTER TABLE memories ADD COLUMN superseded_by VARCHAR(36)")
+    if "restored_at" not in columns:
+        conn.exec_driver_sql("ALTER TABLE memories ADD COLUMN restored_at DATETIME")
+    conn.exec_driver_sql(
+        "CREATE INDEX IF NOT EXISTS ix_memories_restored ON memories (namespace, restored_at)"
     )
 
 

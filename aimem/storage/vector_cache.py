@@ -13,8 +13,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection
 
-from ..vectors import VectorIndex, unpack
+from ..models import Memory
+from ..vectors import Vector, VectorIndex, unpack
+from . import sql as q
 from . import sql_vectors as vq
+from .sql import SearchFilters
 
 __all__ = ["VectorCache"]
 
@@ -34,6 +37,37 @@ class VectorCache:
     def __init__(self) -> None:
         self._entries: dict[tuple[str, str], _Entry] = {}
         self._lock = threading.Lock()
+
+    def nearest(
+        self,
+        conn: Connection,
+        namespace: str,
+        model: str,
+        vector: Vector,
+        limit: int,
+        filters: SearchFilters,
+    ) -> list[tuple[Memory, float]]:
+        """The memories most similar to ``vector`` that pass ``filters``, as ``(memory, cosine)``.
+
+        Active memories come from the cached index; a search that includes the archive
+        reads its vectors from disk. Filters may reject candidates, so the candidate
+        window widens until the limit is met or the index is exhausted.
+        """
+        if filters.include_archived:
+            index = VectorIndex(len(vector))
+            for memory_id, blob in vq.namespace_vectors(conn, namespace, model):
+                index.upsert(memory_id, unpack(blob))
+        else:
+            index = self.index(conn, namespace, model, len(vector))
+        plain = filters == SearchFilters(include_archived=filters.include_archived)
+        k = limit if plain else max(limit * 4, 50)
+        while True:
+            ranked = index.search(vector, k)
+            found = q.by_ids(conn, [memory_id for memory_id, _ in ranked])
+            hits = [(found[i], c) for i, c in ranked if i in found and filters.admits(found[i])]
+            if len(hits) >= limit or len(ranked) < k:
+                return hits[:limit]
+            k *= 4
 
     def index(self, conn: Connection, namespace: str, model: str, dim: int) -> VectorIndex:
         """The index for this namespace and model, as of ``conn``'s snapshot."""

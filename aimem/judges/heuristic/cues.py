@@ -243,7 +243,7 @@ MEDICATION = rx(
     # generic drug names by their pharmacological stems (-pril, -olol, -statin...)
     r"[a-z]{3,}(?:pril|olol|sartan|statin|azole|grel|parin|xaban|gatran|mab|tinib|cillin"
     r"|mycin|cycline|floxacin|triptan|xetine|zepam|zolam|semide|thiazide|tidine|prazole"
-    r"|oxone|codone|morphone|pramine|tyline|line)|"
+    r"|oxone|codone|morphone|pramine|tyline|traline)|"
     r"takes? (?:\w+ )?(?:pills?|tablets?|injections?|shots?)",
     ja="薬|服用|服薬|処方|ワーファリン|ワルファリン|インスリン|抗凝固|抗うつ剤",
 )
@@ -356,7 +356,8 @@ TOOLS = rx(
     "iphone|アプリ|cli|使って",
 )
 WORK_PLACE = rx(
-    r"work(?:s|ing)? (?:as|at|for|in)|my job|my team|my company|my boss|startup|office|standup|"
+    r"work(?:s|ing)? (?:as|at|for|in)|at work|my job|my team|my company|my boss|startup|office|"
+    r"standup|(?:manage|lead|run|maintain)s? (?:a|the|our) (?:team|service|project|department)|"
     r"shifts?|developer|engineer|programmer|designer|architect|nurse|doctor|teacher|lawyer|"
     r"accountant|student|researcher|scientist|manager|consultant|freelanc\w*|"
     r"live(?:s)? (?:in|near|with|about|on)|based in|timezone|time zone|cet|cest|pst|pdt|est|"

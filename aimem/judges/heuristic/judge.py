@@ -29,7 +29,11 @@ from dataclasses import dataclass
 
 from ...models import Interpretation, Memory
 from ...scoring import COMPONENT_MAX
+from ...validation import MAX_SUPERSEDE_REASON_CHARS
 from . import cues as vocab
+from . import cues_events as talk
+from .statement import fills_slot, restate
+from .supersession import find_superseded
 
 __all__ = ["HeuristicJudge"]
 
@@ -59,6 +63,8 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("plan", vocab.PLAN),
     ("family", vocab.FAMILY),
     ("pet", vocab.PETS),
+    ("decision", talk.DECISION),
+    ("change", talk.CHANGE),
 )
 #: What each cue is worth per component, as a fraction of COMPONENT_MAX: emotional impact,
 #: utility, and a bonus to user relevance. The strongest cue counts in full (see _combine).
@@ -87,6 +93,13 @@ _WEIGHTS: dict[str, tuple[float, float, float]] = {
     "work/place":        (0.0,    0.45,    0.05),
     "plan":              (0.0,    0.45,    0.0),
     "soft instruction":  (0.0,    0.4,     0.0),
+    # what a turn of conversation tells about the speaker (cues_events)
+    "dated event":       (0.3,    0.55,    0.1),
+    "event":             (0.15,   0.35,    0.05),
+    "disclosure":        (0.4,    0.1,     0.05),
+    "change":            (0.25,   0.45,    0.05),
+    "decision":          (0.1,    0.5,     0.05),
+    "possession":        (0.0,    0.3,     0.05),
 }
 # fmt: on
 #: Weighty cues, worth 60% of a component or more: they resist the chatter dampers and
@@ -110,27 +123,92 @@ class _Reading:
     cues: dict[str, float]  # label -> weight in (0, 1]
     personal: float  # 0 generic .. 1 plainly about the user
     damp: float  # 0 keep .. 1 worthless chatter
-    specifics: int  # dates and proper names that make a memory particular
+    specifics: int  # dates, numbers and proper names that make a memory particular
+
+
+#: What each date, number or proper name adds to novelty and, in news, to utility (up to 3).
+_SPECIFIC_NOVELTY = 0.1
+_SPECIFIC_UTILITY = 0.15
+#: How much a turn's reacting sentences (praise, questions back, thanks) damp what it tells.
+_REACTING_DAMP = 0.5
 
 
 def _read(content: str, user_context: str | None) -> _Reading:
     """Normalise the content once and find everything the four components need.
 
-    Cues are looked for in the head of long content only: that keeps a pasted
+    A transcript's speaker label ("Caroline: ...") is set aside, and only the sentences
+    that *tell* something are read for cues: the ones that only react to the other
+    speaker (praise, thanks, questions back) are chatter, counted by their share of the
+    text. Cues are looked for in the head of long content only: that keeps a pasted
     16,000-character document to a few milliseconds, and what matters is rarely only at
     the end of a memory.
     """
     text = _normalise(content[: 4 * _MAX_ANALYSED])[:_MAX_ANALYSED]
-    low = text.lower()
-    cues = _find_cues(text, low)
+    told, reacting = _told(_unlabelled(text))
+    low = told.lower()
+    cues = _find_cues(told, low)
     personal = _personal(low, cues, user_context)
+    if personal < 1.0 and vocab.USER_REF.match(text.lower()):  # "User: ..." as a label
+        personal = 1.0
+    damp = _dampening(low, cues, personal)
     return _Reading(
         text=text,
         cues=cues,
         personal=personal,
-        damp=_dampening(low, cues, personal),
-        specifics=_specifics(text, low),
+        damp=1.0 - (1.0 - damp) * (1.0 - _REACTING_DAMP * reacting),
+        specifics=_specifics(told, low),
     )
+
+
+def _told(body: str) -> tuple[str, float]:
+    """The sentences of ``body`` that tell something, and the share of it that only reacts.
+
+    A sentence reacts when it asks the other speaker something, praises, thanks or
+    consoles them, or is about "you" with no "I" in it - unless it also states a
+    first-person event, plan, change or feeling ("Thanks! I passed my exam.").
+    """
+    sentences = [s for s in talk.SENTENCE_END.split(body) if s and not s.isspace()]
+    if len(sentences) <= 1 and not body:
+        return "", 0.0
+    kept: list[str] = []
+    reacting = 0
+    for sentence in sentences:
+        low = sentence.lower()
+        if _reacts(sentence, low):
+            reacting += len(sentence)
+        else:
+            kept.append(sentence)
+    total = sum(len(s) for s in sentences) or 1
+    return " ".join(kept), reacting / total
+
+
+def _reacts(sentence: str, low: str) -> bool:
+    """True for a sentence that answers the other speaker rather than telling about oneself."""
+    first = bool(vocab.FIRST_PERSON.search(low) or vocab.IMPLIED_SUBJECT_EN.match(low))
+    if first and _tells(low):
+        return False
+    if talk.QUESTION.search(sentence):
+        return True
+    if talk.REACTION.search(low):  # "I love action films, so cool!" still says something
+        rest = talk.REACTION.sub(" ", low)
+        return not (vocab.FIRST_PERSON.search(rest) and _content_words(rest) >= 3)
+    return not first and bool(talk.SECOND_PERSON.search(low))
+
+
+def _tells(low: str) -> bool:
+    """A first-person event, plan, decision, change or disclosed feeling: news about the speaker."""
+    return bool(
+        talk.EVENT_PAST.search(low)
+        or talk.DISCLOSURE.search(low)
+        or talk.DECISION.search(low)
+        or talk.CHANGE.search(low)
+        or vocab.PLAN.search(low)
+    )
+
+
+def _content_words(low: str) -> int:
+    """Words left once stopwords and pronouns are set aside."""
+    return sum(1 for t in vocab.LATIN_TOKEN.findall(low) if t not in vocab.STOPWORDS)
 
 
 def _normalise(content: str) -> str:
@@ -153,6 +231,17 @@ def _find_cues(text: str, low: str) -> dict[str, float]:
         vocab.RELATION_NAME.search(text) or ("name" in cues and vocab.CORE_FAMILY.search(low))
     ):
         cues["family name"] = 1.0
+    if (  # "I went...", "my son started...", "Had an audition...": a personal event
+        talk.EVENT_PAST.search(low)
+        or talk.EVENT_IMPLIED.search(low)
+        or talk.ONGOING.search(low)
+        or talk.EVENT_JA.search(low)
+    ):
+        cues["dated event" if talk.WHEN.search(low) or vocab.DATE.search(low) else "event"] = 1.0
+    if talk.POSSESSION.search(low):
+        cues["possession"] = 1.0
+    if talk.DISCLOSURE.search(low) or talk.DISCLOSURE_JA.search(low):
+        cues["disclosure"] = 1.0
     return cues
 
 
@@ -180,15 +269,24 @@ def _substance(cues: dict[str, float]) -> float:
     return max((w for label, w in cues.items() if label in _WEIGHTY), default=0.0)
 
 
+#: Cues that make a turn news about the speaker, and the dampers such news outweighs.
+_NEWS = frozenset({"dated event", "event", "change", "decision"})
+_NEWS_OUTWEIGHS = frozenset({vocab.GREETING, vocab.TRANSIENT})
+
+
 def _dampening(low: str, cues: dict[str, float], personal: float) -> float:
     """How much of the text is chatter: greetings, thanks, weather, meals, trivia, moods."""
     # "I usually skip breakfast" or "I bike when it isn't raining" describe a habit,
     # so the meal and weather words in them are not this moment's news.
     habitual = vocab.HABITUAL.search(low) is not None
+    # "Hi! I just started a new job" is news with a greeting, not a greeting.
+    news = not _NEWS.isdisjoint(cues)
     chatter = 0.0
     for rx, weight in vocab.DAMPERS:
         if rx.search(low):
             if habitual and rx in vocab.MOMENTARY:
+                weight *= 0.3
+            if news and rx in _NEWS_OUTWEIGHS:
                 weight *= 0.3
             chatter = 1.0 - (1.0 - chatter) * (1.0 - weight)
     if _is_contentless(low):
@@ -211,8 +309,18 @@ def _is_contentless(low: str) -> bool:
 
 
 def _specifics(text: str, low: str) -> int:
-    """Dates, times and proper names: details that make a memory particular."""
-    return len(vocab.DATE.findall(low)) + len(vocab.PROPER_NOUN.findall(text))
+    """Dates, times, numbers and proper names: details that make a memory particular.
+
+    A name that only addresses the listener ("Thanks, Mel!") names no one new.
+    """
+    names = len(vocab.PROPER_NOUN.findall(text)) - len(talk.VOCATIVE.findall(text))
+    return (
+        len(vocab.DATE.findall(low))
+        + max(names, 0)
+        + len(talk.NUMBER.findall(low))
+        + len(talk.WHEN.findall(low))
+        + len(talk.TITLE.findall(text))
+    )
 
 
 def _combine(weights: Iterable[float]) -> float:
@@ -252,7 +360,7 @@ def _novelty(r: _Reading, related: Sequence[Memory]) -> float:
         + 0.3 * r.personal
         + 0.15 * lasting
         + 0.25 * _substance(r.cues)
-        + 0.05 * min(r.specifics, 3)
+        + _SPECIFIC_NOVELTY * min(r.specifics, 3)
     )
     raw *= 1.0 - 0.85 * r.damp
     return _clip(raw * (1.0 - _max_similarity(r.text, related)))
@@ -261,6 +369,8 @@ def _novelty(r: _Reading, related: Sequence[Memory]) -> float:
 def _utility(r: _Reading) -> float:
     """Will it change future help: safety facts, orders, names, plans, tastes, tools."""
     raw = _combine(w * _WEIGHTS[k][1] for k, w in r.cues.items())
+    if not _NEWS.isdisjoint(r.cues):  # a named, dated or counted event is worth recalling
+        raw += _SPECIFIC_UTILITY * min(r.specifics, 3)
     if r.personal < 0.5:  # "Python lists are zero-indexed" is not the user's setup
         raw *= 0.4
     return _clip(raw * (1.0 - 0.9 * r.damp))
@@ -278,32 +388,56 @@ def _tokens(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
+def _unlabelled(text: str) -> str:
+    """``text`` without a transcript's speaker label: every turn of one speaker shares it."""
+    return talk.SPEAKER_LABEL.sub("", text, count=1)
+
+
 def _max_similarity(text: str, related: Sequence[Memory]) -> float:
     """Dice overlap with the most similar related memory: 0 new .. 1 a restatement."""
-    mine = _tokens(text) if related else frozenset()
+    mine = _tokens(_unlabelled(text)) if related else frozenset()
     best = 0.0
     for memory in related if mine else ():
         for other_text in (memory.content, memory.interpreted_content):
-            other = _tokens(_normalise(other_text))
+            other = _tokens(_unlabelled(_normalise(other_text)))
             if other:
                 best = max(best, 2 * len(mine & other) / (len(mine) + len(other)))
     return 1.0 if best >= 0.9 else best
 
 
+# --- standing facts and their updates ----------------------------------------------------
+
+#: A standing fact about someone (where they live, their job, pet, car, a dated plan, a
+#: dose): relevance and utility at least this share of a component, unless it is chatter.
+_STANDING_FLOOR = 0.5
+#: Cues of lasting facts about a person (as opposed to events and moods).
+_LASTING = frozenset({"work/place", "routine", "preference", "tools", "pet", "family", "identity"})
+#: An update says something new about a known fact: novelty at least this share.
+_UPDATE_NOVELTY = 0.4
+
+
+def _standing(
+    r: _Reading, components: dict[str, float], replaced: Sequence[Memory]
+) -> dict[str, float]:
+    """Raise the floor of a standing fact, and let an update keep what it replaces.
+
+    The current value of something worth remembering is worth at least what the stale
+    value was: an update inherits the relevance and utility of the memories it
+    supersedes (it would otherwise fall below the threshold its predecessor cleared),
+    and is at least somewhat novel.
+    """
+    standing = fills_slot(r.text) or (r.personal >= 0.75 and bool(_LASTING & r.cues.keys()))
+    floor = _clip(_STANDING_FLOOR * (1.0 - r.damp)) if standing else 0.0
+    made = dict(components)
+    for name in ("user_relevance", "utility"):
+        inherited = [getattr(m, name) for m in replaced if getattr(m, name) is not None]
+        made[name] = max(made[name], floor, *inherited)
+    if replaced:
+        made["novelty"] = max(made["novelty"], _clip(_UPDATE_NOVELTY))
+    return made
+
+
 # --- presentation -------------------------------------------------------------------------
-
-_MAX_RESTATEMENT = 500
-
-
-def _restate(text: str) -> str:
-    """A normalised restatement, framed in the third person as the store reads it back."""
-    if not text:
-        return "(empty message)"
-    if not vocab.USER_REF.match(text.lower()):
-        text = f"User: {text}"
-    if len(text) > _MAX_RESTATEMENT:
-        text = text[: _MAX_RESTATEMENT - 1].rstrip() + "…"
-    return text
 
 
 def _rationale(r: _Reading) -> str:
@@ -327,12 +461,13 @@ class HeuristicJudge:
         >>> judge = HeuristicJudge()
         >>> i = judge.score("Never schedule meetings before 10am.")
         >>> i.prompt_version, i.utility > 0.2
-        ('heuristic-v1', True)
+        ('heuristic-v2', True)
     """
 
     source = "heuristic"
     model = "aimem-heuristic"
-    version = "1"
+    #: 2: supersession, a restatement that names the slot, and event/plan signals.
+    version = "2"
 
     async def interpret(
         self,
@@ -351,15 +486,34 @@ class HeuristicJudge:
         user_context: str | None = None,
         related: Sequence[Memory] = (),
     ) -> Interpretation:
-        """Score ``content``; ``related`` memories lower novelty when it repeats them."""
+        """Score ``content``; ``related`` memories lower novelty when it repeats them.
+
+        It also names the related memories ``content`` makes out of date (the same
+        subject's same slot with a new value, or an explicit change or negation), and
+        none when unsure: ``supersession.find_superseded`` holds the structural guard.
+        """
         reading = _read(content, user_context)
+        superseded = find_superseded(reading.text, [m.content for m in related])
+        reasons = "; ".join(dict.fromkeys(reason for _, reason in superseded))
+        components = _standing(
+            reading,
+            {
+                "emotional_impact": _emotional_impact(reading),
+                "user_relevance": _user_relevance(reading, user_context),
+                "novelty": _novelty(reading, related),
+                "utility": _utility(reading),
+            },
+            [related[i] for i, _ in superseded],
+        )
+        rationale = _rationale(reading)
+        if superseded:
+            rationale = f"{rationale[:-1]}; supersedes {len(superseded)} ({reasons[:200]})."
         return Interpretation(
-            interpreted_content=_restate(reading.text),
-            emotional_impact=_emotional_impact(reading),
-            user_relevance=_user_relevance(reading, user_context),
-            novelty=_novelty(reading, related),
-            utility=_utility(reading),
-            rationale=_rationale(reading),
+            interpreted_content=restate(reading.text),
+            supersedes=tuple(i for i, _ in superseded),
+            supersede_reason=reasons[:MAX_SUPERSEDE_REASON_CHARS],
+            **components,
+            rationale=rationale,
             model=self.model,
             prompt_version=f"heuristic-v{self.version}",
         )

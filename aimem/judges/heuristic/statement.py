@@ -1,0 +1,477 @@
+r"""What a memory states: its reading (subject, markers, slots) and its offline restatement.
+
+``read`` turns a text into a ``Reading``: whose fact it is (the user, "my sister", a
+named pet), its markers (change, end, addition, hypothetical) and the slots it fills
+(residence, job, schedule, dose, pet...), with the vocabularies of ``slots.py``;
+``supersession.py`` compares readings. ``restate`` uses the same reading: later
+questions rarely repeat a memory's words ("Where is the user based?" for "We moved to
+Sapporo."), so a recognised slot is named in the generic words such questions use, and
+the user's own text is kept in full, so nothing is changed or lost. Whose fact it is
+stays as said: "my sister moved" is the user's sister's residence. Anything else keeps
+the plain ``User: <content>`` framing.
+
+Example:
+    >>> print(restate("We moved to Portland last month."))
+    The user's residence (where they live, home, based; moved): "We moved to Portland last month."
+    >>> restate("ok thanks")
+    'User: ok thanks'
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from ...stemmer import stem
+from . import cues as vocab
+from . import slots as sv
+from .cues import CJK_RUN
+
+__all__ = ["Reading", "Slot", "content_tokens", "fills_slot", "read", "restate", "slot_terms"]
+
+#: Only the start of a long text is read: a memory states its point early.
+READ_CHARS = 2000
+
+MAX_CHARS = 500
+_EMPTY = "(empty message)"
+
+#: Slot kind -> (English words, Japanese words), in the order they are named.
+_SLOT_WORDS: tuple[tuple[str, str, str], ...] = (
+    ("residence", "residence (where they live, home, based", "住まい(住んでいる場所・拠点"),
+    ("job", "job (work, occupation, career, employer, role", "仕事(職業・勤務先・職種"),
+    ("dose", "medication (takes, dose, prescription", "服薬(薬・用量"),
+    ("pet", "pet (animal they keep", "ペット(飼っている動物"),
+    ("possession", "belongings (owns, uses", "持ち物(所有・使っている物"),
+    (
+        "relationship",
+        "relationship (partner, dating, married, status",
+        "交際(恋人・結婚・パートナー",
+    ),
+    ("schedule", "schedule (date and time, appointment, scheduled for", "予定(日時・予約"),
+    ("commute", "commute (how they get to work", "通勤(通勤手段"),
+    ("work hours", "working hours (days and hours worked", "勤務時間(勤務日・勤務形態"),
+    ("habit", "habit (routine, how often, regularly", "習慣(日課・頻度"),
+)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
+_RESTATEMENT = re.compile(r"^(?:The user's |ユーザーの)[^\n]{0,80}?[)）]: ")
+
+
+def restate(content: str) -> str:
+    """A standalone, third-person statement of ``content`` naming its slot where one is known.
+
+    Otherwise ``User: <content>`` (not prefixed when it already names the user). At most
+    500 characters, never empty, deterministic and never raises.
+    """
+    try:
+        text = unicodedata.normalize("NFKC", str(content)[:4000])
+        text = " ".join(_CONTROL.sub(" ", text).split())
+        if not text:
+            return _EMPTY
+        if _RESTATEMENT.match(text) or vocab.USER_REF.match(text.lower()):
+            return _fit(text)
+        framed = _framed(text, read(text))
+        return _fit(framed or f"User: {text}")
+    except Exception:
+        return _fit(f"User: {content}") if isinstance(content, str) and content else _EMPTY
+
+
+def fills_slot(text: str) -> bool:
+    """Whether ``text`` states a standing fact of a known slot (residence, job, pet, ...)."""
+    try:
+        return bool(read(" ".join(_CONTROL.sub(" ", text[:READ_CHARS]).split())).slots)
+    except Exception:
+        return False
+
+
+def slot_terms(content: str) -> str:
+    """The generic words naming the slots ``content`` fills ("" when none is recognised).
+
+    A related lookup searches with them too: "We moved to Sapporo." shares no word with
+    "I live in Sendai.", but both restatements name the residence, so the judge gets to
+    see the memory the new one may supersede.
+    """
+    try:
+        text = unicodedata.normalize("NFKC", str(content)[:READ_CHARS])
+        kinds = {slot.kind for slot in read(" ".join(_CONTROL.sub(" ", text).split())).slots}
+    except Exception:
+        return ""
+    words = [
+        en if not CJK_RUN.search(text) else ja for kind, en, ja in _SLOT_WORDS if kind in kinds
+    ]
+    return " ".join(w.replace("(", " ") for w in words)
+
+
+def _framed(text: str, r: Reading) -> str:
+    """``The user's <slot> (<words>): "<text>"``, or "" when no slot is recognised."""
+    kinds = {s.kind for s in r.slots}
+    named = [(en, ja) for kind, en, ja in _SLOT_WORDS if kind in kinds][:2]
+    if not named:
+        return ""
+    en_words, ja_words = named[0]
+    slot = r.slot(next(k for k, e, _ in _SLOT_WORDS if e == en_words))
+    detail = (
+        sorted(slot.param)[0] if slot and slot.kind in ("pet", "possession") and slot.param else ""
+    )
+    who, name = _whose(r)
+    if r.ja:
+        extra = "・".join(j.split("(")[0] for _, j in named[1:])
+        notes = [
+            n
+            for n in (
+                _ja_marker(r, slot.kind if slot else ""),
+                extra,
+                f"{name}について" if name else "",
+            )
+            if n
+        ]
+        inner = ja_words + ("; " + "; ".join(notes) if notes else "")
+        return f"ユーザーの{who}{inner}): {text}"
+    extra = ", ".join(e.split(" (")[0] for e, _ in named[1:])
+    notes = [
+        n
+        for n in (
+            detail,
+            _en_marker(r, slot.kind if slot else ""),
+            extra,
+            f"about {name}" if name else "",
+        )
+        if n
+    ]
+    inner = en_words + ("; " + "; ".join(notes) if notes else "")
+    return f'The user\'s {who}{inner}): "{text}"'
+
+
+def _whose(r: Reading) -> tuple[str, str]:
+    """("sister's ", "") for someone else's fact, ("", "Rufus") for a named subject."""
+    kind, _, name = r.subject.partition(":")
+    if kind == "other" and name != "beneficiary":
+        return (f"{name}の" if r.ja else f"{name}'s "), ""
+    if kind == "name":
+        return "", name.capitalize()
+    return "", ""
+
+
+def _en_marker(r: Reading, kind: str) -> str:
+    slot = r.slot(kind)
+    if kind == "residence" and slot and slot.changed:
+        return "moved"
+    if kind == "job" and slot and slot.changed:
+        return "job change"
+    return ""
+
+
+def _ja_marker(r: Reading, kind: str) -> str:
+    slot = r.slot(kind)
+    if kind == "residence" and slot and slot.changed:
+        return "引っ越し"
+    if kind == "job" and slot and slot.changed:
+        return "転職・退職"
+    return ""
+
+
+def _fit(text: str) -> str:
+    """At most MAX_CHARS characters, cut with an ellipsis."""
+    return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One slot a text fills: what kind, for which thing (param), with which value."""
+
+    kind: str
+    param: frozenset[str] = frozenset()
+    value: frozenset[str] = frozenset()
+    label: str = ""
+    changed: bool = False
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the detector needs to know about one text, computed once."""
+
+    text: str
+    low: str
+    ja: bool
+    subject: str
+    tokens: frozenset[str]
+    entities: frozenset[str]
+    seq: tuple[str, ...]
+    clauses: tuple[tuple[str, frozenset[str]], ...]
+    additive: bool
+    unsure: bool
+    future: bool
+    change: bool
+    slots: tuple[Slot, ...] = field(default=())
+
+    def slot(self, kind: str) -> Slot | None:
+        """The first slot of this kind, if the text fills one."""
+        return next((s for s in self.slots if s.kind == kind), None)
+
+
+# --- reading a text ---------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def read(text: str) -> Reading:
+    """Read ``text`` (raw or already restated) into subject, markers, tokens and slots."""
+    text = _original(unicodedata.normalize("NFKC", text[:READ_CHARS]))
+    text = " ".join(sv.CONTROL.sub(" ", text).split())
+    low = text.lower()
+    ja = bool(CJK_RUN.search(low))
+    subject = _subject(text, low, ja)
+    clauses = tuple((c, content_tokens(c)) for c in sv.CLAUSE.split(low) if c.strip())
+    tokens = frozenset().union(*(t for _, t in clauses)) if clauses else frozenset()
+    reading = Reading(
+        text=text,
+        low=low,
+        ja=ja,
+        subject=subject,
+        tokens=tokens,
+        entities=_entities(text, tokens),
+        seq=tuple(sv.SEQ_TOKEN.findall(low)) if not ja else tuple(low),
+        clauses=clauses,
+        additive=bool(sv.ADDITIVE.search(low)),
+        unsure=bool(sv.HYPOTHETICAL.search(low) or sv.QUESTION.search(low)),
+        future=bool(sv.FUTURE.search(low)),
+        change=bool(sv.CHANGE.search(low) or sv.END.search(low) or sv.RESUME.search(low)),
+    )
+    return replace(reading, slots=_slots(reading))
+
+
+def _original(text: str) -> str:
+    """The user's own words inside a restatement ("... Original: "..."") or ``text`` itself."""
+    m = sv.ORIGINAL.search(text)
+    if m:
+        return m.group("en") if m.group("en") is not None else m.group("ja") or ""
+    return sv.RESTATED.sub("", text.strip(), count=1) if text.lower().startswith("user:") else text
+
+
+def _subject(text: str, low: str, ja: bool) -> str:
+    """``"user"``, ``"other:<relation>"`` or ``"name:<name>"``: whose fact this is."""
+    low = sv.FILLER.sub("", low)
+    text = text[len(text) - len(low) :] if len(low) <= len(text) else text
+    if sv.FOR_OTHER.search(low):
+        return "other:beneficiary"
+    if ja and not low[:1].isascii():
+        head = sv.JA_LEAD.sub("", low)
+        if sv.JA_WITH.search(head[:16]):
+            return "user"
+        m = sv.OTHER_SUBJECT_JA.match(head)
+        return f"other:{m.group('rel')}" if m else "user"
+    if sv.AND_I.match(low):
+        return "user"
+    m = sv.OTHER_SUBJECT_EN.match(low) or sv.BARE_RELATION_EN.match(low)
+    if m:
+        return f"other:{m.group('rel').split()[-1]}"
+    if sv.USER_START.match(low) or sv.AGENT_EN.match(low):
+        return "user"
+    m = sv.NAMED.match(text)
+    if m and m.group("name").lower() not in sv.GENERIC:
+        word = m.group("name").lower()
+        if not (sv.EVENT.fullmatch(word) or sv.VERB_LIKE.fullmatch(word)):
+            return f"name:{word}"
+    return "user"
+
+
+def _entities(text: str, tokens: frozenset[str]) -> frozenset[str]:
+    """Tokens that name one particular thing: mid-sentence capitals, models, concepts, katakana."""
+    out = {stem(m.group().lower().removesuffix("'s")) for m in sv.MID_CAPITAL.finditer(text)}
+    out.update(
+        t
+        for t in tokens
+        if t.startswith("#")
+        or sv.KATAKANA.fullmatch(t)
+        or (any(c.isdigit() for c in t) and any(c.isalpha() for c in t))
+    )
+    for pattern in sv.DRUG:
+        out.update(stem(m.group()) for m in pattern.finditer(text.lower()) if len(m.group()) > 4)
+    return frozenset(out - sv.GENERIC) & (tokens | out)
+
+
+def content_tokens(text: str) -> frozenset[str]:
+    """Content tokens (stemmed English words, Japanese kanji/katakana runs) plus concepts."""
+    words = (t.removesuffix("'s") for t in sv.EN_TOKEN.findall(text))
+    out = {stem(t) for t in words if t not in sv.GENERIC}
+    out = {t for t in out if t not in sv.GENERIC and len(t) > 1}
+    out.update(k for k in sv.KATAKANA.findall(text) if k not in sv.GENERIC_JA)
+    out.update(k for k in sv.KANJI.findall(text) if k not in sv.GENERIC_JA)
+    if sv.CONCEPTS_PROBE.search(text):
+        out.update(name for name, pattern in sv.CONCEPTS if pattern.search(text))
+    return frozenset(out)
+
+
+def _values(text: str, low: str, after: int = 0) -> frozenset[str]:
+    """Specific values in the clause: capitalised names, models and numbers, Japanese runs."""
+    out: set[str] = set()
+    for m in sv.CAPITAL.finditer(text, after):
+        if m.start() == 0 or re.search(r"[.!?:;—–-]\s*$", text[: m.start()]):
+            continue
+        words = [w.strip(".'&-") for w in m.group().lower().split()]
+        words = [w for w in words if w and w not in sv.GENERIC and w != "i"]
+        out.update(words)
+    out.update(sv.MODEL.findall(low, after))
+    out.update(k for k in sv.KATAKANA.findall(low, after))
+    out.update(k for k in sv.KANJI.findall(low, after) if k not in sv.GENERIC_JA)
+    return frozenset(out)
+
+
+def _slots(r: Reading) -> tuple[Slot, ...]:
+    """Every slot the text fills; a text may fill several (a move can name a new job)."""
+    found: list[Slot] = []
+    low, text = r.low, r.text
+    excluded = bool(sv.RESIDENCE_EXCLUDE.search(low))
+    move = sv.RESIDENCE_MOVE.search(low)
+    job_move = re.search(
+        r"moved (?:\w+ ){0,2}to (?:a|an|the) (?:[\w-]+ ){0,3}(?:role|job|"
+        r"position|team|department)",
+        low,
+    )
+    state = sv.RESIDENCE_STATE.search(low)
+    if not excluded and not job_move and (move or state):
+        at = (move or state).start()  # type: ignore[union-attr]
+        value = _place(text, low, at)
+        if move and not r.future:
+            found.append(Slot("residence", value=value, label=_label(value), changed=True))
+        elif value:
+            found.append(Slot("residence", value=value, label=_label(value)))
+    job = sv.JOB_STATE.search(low)
+    job_change = sv.JOB_CHANGE.search(low)
+    if job or job_move or (job_change and ("#job" in r.tokens or sv.JOB_CHANGE_STRONG.search(low))):
+        at = (job or job_move or job_change).start()  # type: ignore[union-attr]
+        titles = frozenset(m.group() for m in re.finditer(sv.JOB_TITLE, low))
+        value = titles | _values(text, low, at)
+        found.append(
+            Slot("job", value=value, label=_label(value), changed=bool(job_change or job_move))
+        )
+    hours = sv.WORK_HOURS.search(low)
+    if hours:
+        found.append(Slot("work hours", value=frozenset([hours.group()]), label=hours.group()))
+    events = list(sv.EVENT.finditer(low))
+    times = frozenset(m.group() for m in sv.TIME_VALUE.finditer(low))
+    if events and (times or r.change or r.future):
+        events = [e for e in events if not sv.EVENT_ASPECT.match(low, e.end())]
+        param = frozenset(
+            stem(e.group()) for e in events if e.group() not in ("due", "date", "move", "call")
+        )
+        qual = frozenset(q for e in events for q in _qualifiers(low, e.start()))
+        found.append(
+            Slot(
+                "schedule",
+                param=param | frozenset(f"q:{q}" for q in qual),
+                value=times,
+                label=" ".join(sorted(times)),
+            )
+        )
+    drugs = frozenset(_drugs(low))
+    if drugs:
+        doses = frozenset(m.group() for m in sv.DOSE.finditer(low))
+        found.append(Slot("dose", param=drugs, value=doses, label=" ".join(sorted(doses))))
+    if (
+        sv.POSSESSION_KIND_PROBE.search(low)
+        and not sv.POSSESSION_ASPECT.search(low)
+        and sv.POSSESSION_VERB.search(low)
+    ):
+        for kind, pattern in sv.POSSESSION_KIND:
+            m = pattern.search(low)
+            if m:
+                value = _values(text, low) | frozenset(sv.MODEL.findall(low))
+                found.append(
+                    Slot("possession", param=frozenset([kind]), value=value, label=_label(value))
+                )
+                break
+    for kind, pattern in sv.PET_KIND if sv.PET_KIND_PROBE.search(low) else ():
+        if pattern.search(low) and sv.PET_OWN.search(low):
+            value = _values(text, low) | frozenset(m.group() for m in sv.COUNT.finditer(low))
+            found.append(Slot("pet", param=frozenset([kind]), value=value, label=_label(value)))
+            break
+    if sv.RELATIONSHIP.search(low) and not sv.BUSINESS_PARTNER.search(low):
+        status = next((name for name, p in sv.REL_STATUS if p.search(low)), "")
+        found.append(
+            Slot("relationship", value=frozenset([status]) if status else frozenset(), label=status)
+        )
+    if sv.COMMUTE.search(low):
+        modes = frozenset(stem(m.group()) for m in sv.COMMUTE_MODE.finditer(low))
+        found.append(Slot("commute", value=modes, label=" ".join(sorted(modes))))
+    if sv.HEALTH.search(low):
+        found.append(Slot("health"))
+    if sv.PREFERENCE_SLOT.search(low):
+        found.append(Slot("preference"))
+    if sv.PLAN_SLOT.search(low) or r.future:
+        found.append(Slot("plan"))
+    freq = sv.HABIT_FREQUENCY.search(low)
+    if freq:
+        activity = frozenset(t for t in r.tokens if t not in sv.TIME_WORDS and not t[:1].isdigit())
+        found.append(
+            Slot("habit", param=activity, value=frozenset([freq.group()]), label=freq.group())
+        )
+    return tuple(found)
+
+
+def _qualifiers(low: str, at: int) -> set[str]:
+    """The words naming which event: "dentist appointment", "英会話のレッスン"."""
+    before = low[max(0, at - 40) : at]
+    jm = re.search(r"([\u4e00-\u9fff\u30a0-\u30ffー]{2,})の?$", before)
+    if jm:
+        return {jm.group(1)} - sv.GENERIC_JA
+    words = sv.EN_TOKEN.findall(before)[-2:]
+    out = set()
+    for w in reversed(words):
+        if w in sv.GENERIC or w.endswith("'s") or w in sv.TIME_WORDS or w[:1].isdigit():
+            break
+        out.add(stem(w))
+    return out
+
+
+def _drugs(low: str) -> set[str]:
+    """Drug names in the text; Japanese "血圧の薬" keeps what the drug is for."""
+    out: set[str] = set()
+    for pattern in sv.DRUG:
+        for m in pattern.finditer(low):
+            word = m.group()
+            if word in ("薬", "錠"):
+                before = re.search(r"([\u4e00-\u9fff\u30a0-\u30ffー]+)の$", low[: m.start()])
+                word = (before.group(1) + "の薬") if before else "薬"
+            if word not in (
+                "pills",
+                "pill",
+                "tablets",
+                "tablet",
+                "medication",
+                "meds",
+                "dose",
+                "dosage",
+                "line",
+                "prescription",
+                "prescriptions",
+                "prescribed",
+            ):
+                out.add(stem(word))
+    return out
+
+
+def _place(text: str, low: str, at: int) -> frozenset[str]:
+    """The place a residence clause names: capitalised words, or the Japanese run before に."""
+    if CJK_RUN.search(low):
+        out = set(
+            re.findall(
+                r"([\u4e00-\u9fff\u30a0-\u30ffー]{2,})(?:に|へ|で|の)"
+                r"(?=住|引っ越|引越|"
+                r"移|暮らし|在住|越)",
+                low,
+            )
+        )
+        out.update(re.findall(r"住まいは([\u4e00-\u9fff\u30a0-\u30ffー]{2,})", low))
+        out.update(re.findall(r"([\u4e00-\u9fff\u30a0-\u30ffー]{2,}?)在住", low))
+        return frozenset(o for o in out if o not in sv.GENERIC_JA)
+    start = max(0, at - 30)
+    return frozenset(
+        v
+        for v in _values(text, low, start)
+        if not v[:1].isdigit() or re.fullmatch(r"\d+(?:st|nd|rd|th)", v)
+    )
+
+
+def _label(values: frozenset[str], limit: int = 3) -> str:
+    return " ".join(sorted(values)[:limit])

@@ -1,0 +1,162 @@
+"""Evidence survival under capacity: does priority-based forgetting keep what is asked later?
+
+Each LoCoMo conversation is saved turn by turn, in order, through aimem's public API into
+its own namespace with max_memories=CAP. At the end we count, for every answerable question
+(categories 1-4), the share of its gold evidence turns still active, and recall@10 of a
+search over the active memories only. Baselines on the same caps: FIFO (keep the last CAP
+turns), random CAP turns (mean of 20 draws), and an oracle that keeps evidence first.
+
+Usage: python bench/evidence_survival.py [DATA_DIR] [--caps 50,100,200] [--min-score 0.0]
+       [--no-search]
+DATA_DIR defaults to ../shared/data/locomo-dev beside the checkout (LoCoMo is CC BY-NC:
+read it from there, never copy it into the repository). Prints a table on stderr and one
+JSON line on stdout. Not imported by the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+
+import aimem  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo-dev"
+
+
+def load(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+
+
+def survival(kept: set[str], qs: list[dict]) -> float:
+    return statistics.mean(len(set(q["evidence"]) & kept) / len(set(q["evidence"])) for q in qs)
+
+
+def measure(
+    data: Path,
+    caps: list[int],
+    min_score: float = 0.0,
+    *,
+    search: bool = True,
+    limit_convs: int = 0,
+    report: bool = True,
+) -> dict[str, dict]:
+    """Run the protocol once per cap; return ``{cap: {measure: value}}`` (module docstring)."""
+    memories = load(data / "memories.jsonl")
+    queries = [
+        q
+        for q in load(data / "queries.jsonl")
+        if q.get("evidence") and q["category"] in (1, 2, 3, 4)
+    ]
+    by_conv: dict[str, list[dict]] = defaultdict(list)
+    for m in memories:
+        by_conv[m["conv"]].append(m)
+    q_by_conv: dict[str, list[dict]] = defaultdict(list)
+    for q in queries:
+        q_by_conv[q["conv"]].append(q)
+    convs = sorted(by_conv)
+    if limit_convs:
+        convs = convs[:limit_convs]
+    rng = random.Random(7)
+    out: dict[str, dict] = {}
+    for cap in caps:
+        rows = defaultdict(list)
+        with tempfile.TemporaryDirectory() as tmp:
+            url = f"sqlite:///{Path(tmp) / 'surv.db'}"
+            for conv in convs:
+                turns, qs = by_conv[conv], q_by_conv[conv]
+                if not qs:
+                    continue
+                ns = "".join(ch for ch in conv if ch.isalnum())
+                with aimem.MemoryStore(
+                    url,
+                    judge=aimem.HeuristicJudge(),
+                    namespace=ns,
+                    max_memories=cap,
+                    min_priority_score=min_score,
+                ) as store:
+                    id_map = {}
+                    for t in turns:
+                        m = store.save(t["text"])
+                        id_map[m.id] = t["id"]
+                    active = {
+                        id_map[m.id] for m in store.list(limit=min(1000, 2 * cap)) if m.id in id_map
+                    }
+                    rows["aimem"].append(survival(active, qs))
+                    if search:
+                        rec = []
+                        for q in qs:
+                            got = {
+                                id_map.get(h.memory.id)
+                                for h in store.search(q["question"], limit=10)
+                            }
+                            ev = set(q["evidence"])
+                            rec.append(len(ev & got) / len(ev))
+                        rows["aimem_recall@10"].append(statistics.mean(rec))
+                ids = [t["id"] for t in turns]
+                rows["fifo"].append(survival(set(ids[-cap:]), qs))
+                rows["random"].append(
+                    statistics.mean(
+                        survival(set(rng.sample(ids, min(cap, len(ids)))), qs) for _ in range(20)
+                    )
+                )
+                evidence = []
+                for q in qs:
+                    evidence.extend(e for e in q["evidence"] if e not in evidence)
+                rows["oracle"].append(survival(set(evidence[:cap]), qs))
+                rows["kept_share"].append(min(cap, len(ids)) / len(ids))
+        out[str(cap)] = {k: round(statistics.mean(v), 4) for k, v in rows.items()}
+        r = out[str(cap)]
+        if report:
+            print(
+                f"cap {cap:4d}: kept {r['kept_share']:.1%} of turns | evidence kept: "
+                f"aimem {r['aimem']:.3f}  "
+                f"fifo {r['fifo']:.3f}  random {r['random']:.3f}  oracle {r['oracle']:.3f}"
+                + (
+                    "" if not search else f" | aimem recall@10 on active {r['aimem_recall@10']:.3f}"
+                ),
+                file=sys.stderr,
+            )
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("data_dir", nargs="?", default=str(DEFAULT_DATA))
+    ap.add_argument("--caps", default="50,100,200")
+    ap.add_argument("--min-score", type=float, default=0.0)
+    ap.add_argument("--limit-convs", type=int, default=0)
+    ap.add_argument("--no-search", action="store_true")
+    args = ap.parse_args()
+    data = Path(args.data_dir)
+    caps = [int(c) for c in args.caps.split(",")]
+    t0 = time.perf_counter()
+    out = measure(
+        data, caps, args.min_score, search=not args.no_search, limit_convs=args.limit_convs
+    )
+    convs = len({m["conv"] for m in load(data / "memories.jsonl")})
+    if args.limit_convs:
+        convs = min(convs, args.limit_convs)
+    print(
+        json.dumps(
+            {
+                "convs": convs,
+                "min_score": args.min_score,
+                "caps": out,
+                "seconds": round(time.perf_counter() - t0, 1),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

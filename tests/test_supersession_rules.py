@@ -1,0 +1,253 @@
+"""The offline supersession detector and restatement, on sentences written for this test.
+
+Each update pair must supersede (the old memory is retired), each control pair must not
+(someone else's fact, an added fact, a hypothetical, another meaning). Retiring a memory
+that still holds is the worse error, so controls outnumber nothing and are never relaxed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from aimem.judges.heuristic.statement import restate
+from aimem.judges.heuristic.supersession import find_superseded, read
+
+UPDATES: list[tuple[str, str]] = [
+    # residence
+    ("I live in Leeds.", "We relocated to Bristol over the summer."),
+    ("I'm based in Oslo.", "I moved to Bergen in March for the harbour views."),
+    ("My apartment is in Queens.", "My apartment is in Hoboken now."),
+    ("I'm renting a flat in Camden.", "I no longer live in Camden; we bought a place in Kent."),
+    ("名古屋に住んでいます。", "先週、神戸に引っ越しました。"),
+    ("東京在住です。", "去年、福岡に移住しました。"),
+    # job
+    ("I work as an accountant at a small firm.", "I quit accounting and now work as a chef."),
+    ("I'm a junior analyst at Barclays.", "I got promoted to senior analyst last week."),
+    ("User works at Acme as a designer.", "User moved to a product role at Globex."),
+    (
+        "I'm a primary school teacher.",
+        "I left teaching in June and joined a charity as a fundraiser.",
+    ),
+    ("病院で看護師として働いています。", "看護師を辞めて、今は保育園で働いています。"),
+    ("I work full-time, five days a week.", "I've gone part-time, three days a week."),
+    # schedule
+    ("My physio appointment is Tuesday at 4pm.", "The physio appointment moved to Friday at 9am."),
+    ("The product launch is on 2 May.", "The product launch is on 16 May."),
+    ("My guitar lesson is every Monday evening.", "I cancelled my guitar lessons for August."),
+    ("歯医者の予約は月曜日の10時です。", "歯医者の予約は水曜日の14時です。"),
+    ("The board meeting is on Thursday at 2pm.", "The board meeting got pushed to Monday at 10am."),
+    # dose
+    ("I take 25 mg of sertraline.", "My psychiatrist raised my sertraline to 50 mg."),
+    ("I'm on metformin twice a day.", "I stopped taking metformin after my last check-up."),
+    ("睡眠薬を1錠飲んでいます。", "睡眠薬は半分の量に減らしました。"),
+    # preference
+    ("My favourite film is Alien.", "My favourite film is Arrival."),
+    ("I love sushi.", "I can't stand sushi anymore after that food poisoning."),
+    ("好きな作家は東野圭吾です。", "好きな作家は宮部みゆきです。"),
+    ("I prefer Android phones.", "I switched from Android to an iPhone this year."),
+    # possession
+    ("I drive a Toyota Corolla.", "I sold the Corolla and got a Mazda 3."),
+    ("My laptop is a ThinkPad T14.", "My laptop is a MacBook Pro."),
+    (
+        "ホンダのフィットに乗っています。",
+        "フィットを手放して、今はスズキのスイフトに乗っています。",
+    ),
+    # pet
+    ("We have a rabbit called Thumper.", "Thumper died last week, we buried him in the garden."),
+    ("I have two hamsters.", "One of the hamsters died, so now I have just one."),
+    ("犬を二匹飼っています。", "犬が一匹亡くなって、今は一匹だけです。"),
+    # relationship
+    ("My boyfriend Tom and I live together.", "Tom and I split up in the spring."),
+    ("I'm single.", "I'm dating someone new, her name is Aiko."),
+    ("My fiancé Raj and I are getting married in June.", "Raj and I got married last weekend!"),
+    ("彼女の美咲とは付き合って2年です。", "美咲とは先月別れました。"),
+    # habit
+    ("I smoke a pack a day.", "I gave up smoking last month."),
+    ("I drink a glass of wine every evening.", "I don't drink alcohol anymore."),
+    ("I swim three times a week.", "I'm down to one swim a week since the new job."),
+    ("I've stopped running because of my knee.", "I'm running again, three times a week."),
+    ("毎朝コーヒーを2杯飲みます。", "コーヒーはやめました。"),
+    ("I drive to work every day.", "I cycle to work now, it takes 20 minutes."),
+    # health and negation
+    (
+        "I'm allergic to amoxicillin.",
+        "The allergist says I'm not actually allergic to amoxicillin.",
+    ),
+    ("I was diagnosed with anaemia.", "My blood test came back normal, I'm no longer anaemic."),
+    # plans
+    (
+        "We're going to Spain for our anniversary in May.",
+        "We moved the anniversary trip to Greece instead.",
+    ),
+    ("I'm planning to run a marathon in October.", "Not doing the marathon this year after all."),
+]
+
+CONTROLS: list[tuple[str, str]] = [
+    # a pause, hearsay, a wedding plan: nothing lasting ends
+    ("I go climbing at the bouldering gym.", "The climbing gym is closed this week for repairs."),
+    ("I run 5k most mornings.", "I hurt my knee, so no running for a couple of weeks."),
+    ("Apparently a new bakery opened near the station.", "I stopped buying bread at bakeries."),
+    ("Our wedding is on 12 June.", "My fiancé is a plumber."),
+    ("My girlfriend is a vet.", "We're inviting 60 guests to the wedding."),
+    # transcript turns: each speaker is their own subject
+    ("Ana: I live in Lisbon with my parents.", "Ben: We moved to Porto last year."),
+    ("Ana: I work at a bakery downtown.", "Ben: I quit my bakery job in May."),
+    # someone else, same attribute
+    ("I live in Leeds.", "My brother just moved to Bristol."),
+    ("I work as an accountant.", "My wife just started as an accountant at Deloitte."),
+    ("I have a cat named Miso.", "My neighbour got a cat called Tofu."),
+    ("I'm allergic to peanuts.", "My daughter is allergic to peanuts too."),
+    ("My yoga class is on Mondays at 6pm.", "My son's karate class is on Mondays at 5pm."),
+    ("大阪に住んでいます。", "弟が先月東京に引っ越しました。"),
+    ("銀行で働いています。", "夫は去年転職しました。"),
+    ("I'm married to Alex.", "My sister and her husband are separating."),
+    ("I love jazz.", "My husband hates jazz, so I listen on headphones."),
+    # an added fact
+    ("I'm allergic to penicillin.", "I'm also allergic to latex."),
+    ("I have a dog called Rex.", "We adopted a second dog, a beagle named Max."),
+    ("I like green tea.", "I've started drinking coffee too."),
+    ("I own a road bike.", "I bought a mountain bike as well."),
+    ("I run every Saturday.", "I've added a yoga session on Tuesdays."),
+    ("卵アレルギーがあります。", "えびにもアレルギーがあることがわかりました。"),
+    ("猫を飼っています。", "先月から犬も飼い始めました。"),
+    ("I work at the hospital.", "I also teach a first-aid course on weekends."),
+    # hypotheticals and questions
+    ("I live in Austin.", "We're thinking about moving to Denver next year."),
+    ("I work at Google.", "I might apply for a job at Meta."),
+    ("I drive a Honda.", "Should I buy a Tesla?"),
+    ("横浜に住んでいます。", "来年、札幌に引っ越すかもしれません。"),
+    # past event plus a new one, other meanings
+    ("I broke my arm in 2018.", "I sprained my wrist playing tennis yesterday."),
+    ("I used to play the piano as a kid.", "I've started playing the piano again."),
+    ("My partner, Sam, is a vet.", "My business partner Kim wants to expand the shop."),
+    ("My bike is a Brompton.", "I'm getting a new bike for my son's birthday."),
+    ("実家は仙台にあります。", "今は川崎に住んでいます。"),
+    ("My phone number is 555-0101.", "My new desk extension is 4410."),
+    ("I went to Rome last spring.", "We're visiting Lisbon in June."),
+    ("I take vitamin D in winter.", "My doctor put me on 10 mg of amlodipine."),
+    ("My standup is at 9:30 every weekday.", "I prefer meetings in the afternoon."),
+    ("I drink two coffees a day.", "The coffee shop near work closed down."),
+    ("I have a dentist appointment on Friday.", "I stopped watching TV in the evenings."),
+]
+
+
+def test_a_long_memory_is_never_retired_whole() -> None:
+    story = (
+        "I live in Lisbon. I teach maths at a school there. My sister visits every summer, "
+        "and we go to the beach together."
+    )
+    assert find_superseded("We moved to Porto last month.", [story]) == ()
+
+
+def test_a_speaker_can_update_their_own_fact() -> None:
+    found = find_superseded("Ana: We moved to Porto last month.", ["Ana: I live in Lisbon."])
+    assert [i for i, _ in found] == [0]
+
+
+@pytest.mark.parametrize(("old", "new"), UPDATES)
+def test_update_supersedes_the_old_memory(old: str, new: str) -> None:
+    found = find_superseded(new, [old])
+    assert [i for i, _ in found] == [0], (old, new, found)
+    assert all(0 < len(reason) <= 200 for _, reason in found)
+
+
+@pytest.mark.parametrize(("old", "new"), CONTROLS)
+def test_control_supersedes_nothing(old: str, new: str) -> None:
+    assert find_superseded(new, [old]) == (), (old, new)
+
+
+def test_supersedes_every_matching_memory_and_nothing_else() -> None:
+    related = [
+        "I live in Leeds.",
+        "I like tea.",
+        "My flat is in Leeds, near the station.",
+        "My sister lives in York.",
+        "I work at a bakery.",
+    ]
+    found = find_superseded("We moved to Glasgow last month.", related)
+    assert [i for i, _ in found] == [0, 2]
+    assert "residence" in found[0][1]
+
+
+def test_related_may_already_be_restated() -> None:
+    old = restate("I live in Leeds.")
+    found = find_superseded("We moved to Glasgow.", [old, "User: I live in Leeds."])
+    assert [i for i, _ in found] == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " ",
+        "\x00\x01\x02",
+        "?",
+        "🙂" * 50,
+        "a" * 100_000,
+        "I live in 東京 and 大阪 " * 500,
+        "\u202e\ufeff",
+        "None",
+    ],
+)
+def test_never_raises_on_odd_text(text: str) -> None:
+    assert isinstance(find_superseded(text, [text, "I live in Leeds.", ""]), tuple)
+    assert 0 < len(restate(text)) <= 500
+
+
+def test_non_string_related_is_tolerated() -> None:
+    assert find_superseded("We moved to Glasgow.", [None, 3]) == ()  # type: ignore[list-item]
+
+
+def test_deterministic() -> None:
+    a = find_superseded("I quit smoking.", ["I smoke ten a day.", "I like tea."])
+    read.cache_clear()
+    assert find_superseded("I quit smoking.", ["I smoke ten a day.", "I like tea."]) == a
+
+
+# --- restatement ---------------------------------------------------------------------
+
+
+def test_restate_names_the_slot_and_keeps_the_words() -> None:
+    text = restate("We moved to Sapporo last month.")
+    assert text.startswith("The user's residence")
+    assert "where they live" in text and "based" in text
+    assert '"We moved to Sapporo last month."' in text
+
+
+def test_restate_keeps_whose_fact_it_is() -> None:
+    assert restate("My sister just moved to Tucson.").startswith("The user's sister's residence")
+    assert "the user is sakura" not in restate("my daughter is Sakura").lower()
+
+
+def test_restate_japanese() -> None:
+    text = restate("先月、札幌に引っ越しました。")
+    assert text.startswith("ユーザーの住まい") and "札幌に引っ越しました" in text
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("I work as a nurse at the city hospital.", "job (work, occupation"),
+        ("My dentist appointment is Friday at 3pm.", "schedule (date and time"),
+        ("I take 20 mg of atorvastatin.", "medication (takes, dose"),
+        ("We have a beagle named Rufus.", "pet (animal they keep"),
+        ("I drive a Honda Civic.", "belongings (owns, uses"),
+        ("I'm engaged to Priya.", "relationship (partner"),
+    ],
+)
+def test_restate_slots(text: str, words: str) -> None:
+    assert words in restate(text) and text in restate(text)
+
+
+def test_restate_falls_back_to_todays_framing() -> None:
+    assert restate("ok thanks") == "User: ok thanks"
+    assert restate("User prefers short answers.") == "User prefers short answers."
+    assert restate("") == "(empty message)"
+    assert restate("   ") == "(empty message)"
+    long = restate("hello " * 200)
+    assert len(long) == 500 and long.endswith("…")
+
+
+def test_restate_is_idempotent() -> None:
+    once = restate("We moved to Portland.")
+    assert restate(once) == once
