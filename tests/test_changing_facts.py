@@ -326,3 +326,41 @@ def test_client_scores_cannot_name_positions_they_were_not_shown(db_url: str) ->
             s.save("We moved to Sapporo from Sendai.", interpretation=mine)
         assert s.get(old.id).archived_at is None
         assert len(s.list(include_archived=True)) == 1
+
+
+def test_a_memory_judged_late_never_retires_newer_news(db_url: str) -> None:
+    class Flaky(FixedJudge):
+        down = True
+
+        async def interpret(self, content: str, **kw: object) -> Interpretation:
+            if self.down and "Sendai" in content:
+                raise aimem.JudgeError("endpoint down")
+            return await super().interpret(content, **kw)  # type: ignore[arg-type]
+
+    judge = Flaky(supersedes=retires)
+    with store(db_url, judge=judge) as s:
+        pending = s.save("I live in Sendai {retires Sapporo}")  # judged later, wrongly
+        assert pending.score_source == "pending"
+        newer = s.save("We moved to Sapporo last month.")
+        judge.down = False
+        [judged] = s.reinterpret_pending()
+        assert judged.id == pending.id
+        assert s.get(newer.id).archived_at is None  # newer news stays
+
+
+def test_a_memory_judged_late_still_retires_what_is_older(db_url: str) -> None:
+    judge = FixedJudge(supersedes=retires)
+    with store(db_url, judge=judge) as s:
+        old = s.save("I work at Acme.")
+        broken = aimem.MemoryStore(db_url, judge=_Down(), on_judge_error="pending")
+        with broken as t:
+            pending = t.save("I left Acme for Globex {retires Acme}")
+        assert pending.score_source == "pending"
+        [judged] = s.reinterpret_pending()
+        assert judged.id == pending.id
+        assert s.get(old.id).superseded_by == pending.id
+
+
+class _Down(FixedJudge):
+    async def interpret(self, content: str, **kw: object) -> Interpretation:
+        raise aimem.JudgeError("endpoint down")

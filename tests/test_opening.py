@@ -286,6 +286,21 @@ def test_a_version_2_file_is_upgraded_to_namespaced_keyword_terms(tmp_path: Path
         con.close()
 
 
+def test_an_upgraded_file_records_supersession_versions_and_restores(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    _v2_database(path)
+    old_id = "01900000-0000-7000-8000-000000000001"
+    with aimem.MemoryStore(f"sqlite:///{path}", judge=aimem.HeuristicJudge()) as store:
+        home = store.save("I live in Sendai.")
+        store.save("We moved to Sapporo last month.")
+        assert store.get(home.id).archive_reason == "superseded"
+        store.update(old_id, "I am severely allergic to penicillin")
+        [event] = [e for e in store.history(old_id) if e.event == "update"]
+        assert event.previous is not None
+        assert event.previous["content"] == "I am allergic to penicillin"
+        assert store.restore(home.id).restored_at is not None
+
+
 def test_a_read_only_version_2_file_asks_for_one_writable_open(tmp_path: Path) -> None:
     path = tmp_path / "v2.db"
     _v2_database(path)

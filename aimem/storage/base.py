@@ -380,9 +380,7 @@ class Backend:
                     memory_id = existing
                 else:
                     memory_id = q.insert_memory(conn, namespace, item, digest)
-                    archived += q.supersede(
-                        conn, namespace, memory_id, item.supersedes, item.supersede_reason, utcnow()
-                    )
+                    archived += q.supersede(conn, namespace, memory_id, item)
                 if key is not None and bound is None:
                     q.bind_key(conn, namespace, key, memory_id, digest)
                 ids.append(memory_id)
@@ -420,9 +418,9 @@ class Backend:
             q.replace_interpretation(
                 conn, namespace, memory_id, item, content_hash(item.content), event
             )
-            retired = q.supersede(
-                conn, namespace, memory_id, item.supersedes, item.supersede_reason, utcnow()
-            )
+            # A pending memory judged late never retires newer news.
+            late = current.created_at if event == "judge" else None
+            retired = q.supersede(conn, namespace, memory_id, item, older_than=late)
             [memory], archived = self._settle(
                 conn, namespace, policy, [memory_id], archived=retired
             )

@@ -448,26 +448,32 @@ def supersede(
     conn: Connection,
     namespace: str,
     successor: str,
-    ids: Sequence[str],
-    reason: str,
-    now: datetime,
+    item: NewMemory,
+    *,
+    older_than: datetime | None = None,
 ) -> list[str]:
-    """Retire the active, unpinned ``ids`` that ``successor`` makes out of date.
+    """Retire the active, unpinned memories ``item`` (saved as ``successor``) supersedes.
 
     Archived with reason ``superseded`` and a link to the successor, one history event
-    each (with the judge's reason); ``restore`` undoes it. Returns the ids retired.
+    each (with the judge's reason); ``restore`` undoes it. With ``older_than`` only
+    memories created before it (a memory judged late must not retire newer news).
+    Returns the ids retired.
     """
-    wanted = [i for i in dict.fromkeys(ids) if i != successor]
+    now, reason = utcnow(), item.supersede_reason
+    wanted = [i for i in dict.fromkeys(item.supersedes) if i != successor]
     if not wanted:
         return []
+    conditions = [
+        m.namespace == namespace,
+        m.id.in_(wanted),
+        m.archived_at.is_(None),
+        m.pinned == false(),
+    ]
+    if older_than is not None:
+        conditions.append(m.created_at < older_than)
     rows = conn.execute(
         update(MEMORIES)
-        .where(
-            m.namespace == namespace,
-            m.id.in_(wanted),
-            m.archived_at.is_(None),
-            m.pinned == false(),
-        )
+        .where(*conditions)
         .values(
             archived_at=now,
             archive_reason=SUPERSEDED,
