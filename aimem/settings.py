@@ -19,7 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from .exceptions import ValidationError
 
-__all__ = ["Settings", "config_dir", "data_dir", "default_database_url"]
+__all__ = ["Settings", "config_dir", "data_dir", "default_database_url", "masked_url"]
 
 APP = "aimem"
 
@@ -46,6 +46,20 @@ def config_dir() -> Path:
 def default_database_url() -> str:
     """SQLite file in the platform data directory; created on first use."""
     return f"sqlite:///{data_dir() / 'aimem.db'}"
+
+
+def masked_url(url: str) -> str:
+    """``url`` with any password replaced by ``***``, for status lines, logs and errors.
+
+    >>> masked_url("postgresql://agent:s3cret@db.internal:5432/memories")
+    'postgresql://agent:***@db.internal:5432/memories'
+    """
+    scheme, sep, rest = url.partition("://")
+    authority, slash, tail = rest.partition("/")
+    user, at, host = authority.rpartition("@")
+    if not sep or not at or ":" not in user:
+        return url
+    return f"{scheme}://{user.split(':', 1)[0]}:***@{host}{slash}{tail}"
 
 
 class Settings(BaseModel):

@@ -1,9 +1,10 @@
 """Shared fixtures: every test gets its own real database and no ambient config.
 
 ``db_url`` is the one place a test's store location comes from, and ``db_url_factory``
-gives a test more stores (by name). Both build SQLite files in the test's tmp_path;
-a second backend is tested by switching them. Tests that inspect the SQLite file itself
-(its bytes, journal mode, FTS tables) are marked ``sqlite_only``.
+gives a test more stores (by name). Both build SQLite files in the test's tmp_path, or,
+with ``AIMEM_TEST_DATABASE_URL`` naming a PostgreSQL server, a fresh database per store
+on it (``_stores.py``). Tests that inspect the SQLite file itself (its bytes, journal
+mode, FTS tables) are marked ``sqlite_only`` and skipped on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -13,7 +14,25 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from _stores import store_url
+from _stores import drop_databases, on_postgres, store_url
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On PostgreSQL, skip the tests that inspect a SQLite file."""
+    if not on_postgres():
+        return
+    skip = pytest.mark.skip(reason="inspects the SQLite file itself; the suite runs on PostgreSQL")
+    for item in items:
+        if item.get_closest_marker("sqlite_only") is not None:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _drop_test_databases() -> Iterator[None]:
+    """The databases PostgreSQL runs created for their stores go at the session's end."""
+    yield
+    if on_postgres():
+        drop_databases()
 
 
 @pytest.fixture(autouse=True)

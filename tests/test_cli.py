@@ -358,7 +358,9 @@ def test_namespace_and_database_url_options(
 def test_status_honours_the_global_options(cli: Cli, tmp_path: Path) -> None:
     cli("--namespace", "alice", "save", ALLERGY)
     run = cli("--namespace", "alice")
-    assert "m.db" in run.out and "1 active" in run.out and "alice" in run.out
+    # The store's name: the file, or on PostgreSQL the test's database.
+    where = store_url(tmp_path / "m.db").rsplit("/", 1)[-1].split("?")[0]
+    assert where in run.out and "1 active" in run.out and "alice" in run.out
 
 
 # -- ingest ------------------------------------------------------------------------------
@@ -636,6 +638,7 @@ def test_import_of_a_tampered_file_is_refused(cli: Cli, tmp_path: Path) -> None:
     assert run.code == 1 and "checksum mismatch" in run.err
 
 
+@pytest.mark.sqlite_only  # copies the SQLite file; PostgreSQL refuses (test_postgres.py)
 def test_backup_writes_a_working_copy_and_never_overwrites(cli: Cli, tmp_path: Path) -> None:
     memory = _save(cli, ALLERGY)
     run = cli("backup", str(tmp_path / "copy.db"))

@@ -201,8 +201,9 @@ def test_several_processes_create_and_write_one_file(db_url: str) -> None:
 
 
 def test_other_databases_are_refused_until_supported() -> None:
+    # PostgreSQL is served now (tests/test_postgres.py); other servers are not.
     with pytest.raises(aimem.StorageError, match="SQLite only"):
-        aimem.MemoryStore("postgresql://user@localhost/aimem", judge=FixedJudge())
+        aimem.MemoryStore("mysql://user@localhost/aimem", judge=FixedJudge())
 
 
 def test_capped_counts_stay_exact_through_every_transition(db_url: str) -> None:

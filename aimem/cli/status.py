@@ -12,7 +12,7 @@ from .. import __version__
 from ..judges.heuristic import HeuristicJudge
 from ..models import Memory
 from ..render import memory_table
-from ..settings import Settings, default_database_url
+from ..settings import Settings, default_database_url, masked_url
 from ..sync import MemoryStore
 from .commands import Session
 
@@ -50,7 +50,7 @@ def status(s: Session, args: argparse.Namespace) -> int:
     table = Table(title=f"aimem {__version__}", show_header=False)
     table.add_column("setting", style="bold")
     table.add_column("value")
-    table.add_row("database", url)
+    table.add_row("database", masked_url(url))
     table.add_row("judge", judge)
     table.add_row(
         "capacity",

@@ -3,7 +3,8 @@
 ``open_backend(url)`` picks the backend by the URL's scheme. ``base.Backend`` is the
 seam: every unit of work, written once over the portable statements (``schema``,
 ``sql``, ``sql_capacity``, ``sql_vectors``, ``sql_transfer``); a dialect fills only
-its hooks (``sqlite`` with ``sqlite_file``, ``sqlite_schema`` and ``sqlite_search``).
+its hooks (``sqlite`` with ``sqlite_file``, ``sqlite_schema`` and ``sqlite_search``;
+``postgres`` with ``postgres_schema`` and ``postgres_search``).
 ``vector_cache`` keeps each process's in-memory vector index in step with the history.
 """
 
@@ -28,6 +29,12 @@ def open_backend(url: str) -> Backend:
     Raises:
         StorageError: a URL no backend serves, or a database aimem must not touch.
     """
-    from .sqlite import SQLiteBackend  # each backend is imported when a URL asks for it
+    # Each backend is imported when a URL asks for it (psycopg only for PostgreSQL).
+    scheme = url.partition("://")[0].lower() if isinstance(url, str) else ""
+    if scheme in ("postgresql", "postgresql+psycopg", "postgres"):
+        from .postgres import PostgresBackend
+
+        return PostgresBackend(url)
+    from .sqlite import SQLiteBackend
 
     return SQLiteBackend(url)

@@ -79,8 +79,8 @@ class Backend:
         """A connection for a read-only unit of work."""
         raise NotImplementedError
 
-    def _write(self) -> AbstractContextManager[Connection]:
-        """A connection in a write transaction, writers serialised as the dialect must."""
+    def _write(self, namespace: str) -> AbstractContextManager[Connection]:
+        """A write transaction for ``namespace``, its writers serialised as the dialect must."""
         raise NotImplementedError
 
     def _prepare_writes(self) -> None:
@@ -141,12 +141,12 @@ class Backend:
 
         return self._with_retry(run)
 
-    def _writing(self, work: Callable[[Connection], T]) -> T:
+    def _writing(self, namespace: str, work: Callable[[Connection], T]) -> T:
         if not self._writes_ready:
             self._prepare_writes()
 
         def run() -> T:
-            with self._write() as conn:
+            with self._write(namespace) as conn:
                 return work(conn)
 
         return self._with_retry(run)
@@ -268,7 +268,8 @@ class Backend:
     ) -> int:
         """Write re-computed vectors in one transaction (``clear``: drop all others first)."""
         return self._writing(
-            lambda conn: vq.replace_vectors(conn, namespace, model, vectors, clear=clear)
+            namespace,
+            lambda conn: vq.replace_vectors(conn, namespace, model, vectors, clear=clear),
         )
 
     def stats(self, namespace: str, policy: CapacityPolicy) -> Stats:
@@ -316,7 +317,7 @@ class Backend:
             q.reinforce(conn, namespace, [memory_id])
             return q.require(conn, namespace, memory_id)
 
-        return self._writing(reinforce)
+        return self._writing(namespace, reinforce)
 
     def find_active_duplicate(
         self, namespace: str, digest: str, key: str | None = None
@@ -338,7 +339,7 @@ class Backend:
             q.reinforce(conn, namespace, [found])
             return q.require(conn, namespace, found)
 
-        return self._writing(reinforce)
+        return self._writing(namespace, reinforce)
 
     def insert(
         self,
@@ -386,7 +387,7 @@ class Backend:
                 ids.append(memory_id)
             return self._settle(conn, namespace, policy, ids, archived=archived)
 
-        return self._writing(work)
+        return self._writing(namespace, work)
 
     def reinterpret(
         self,
@@ -426,7 +427,7 @@ class Backend:
             )
             return memory, archived
 
-        return self._writing(work)
+        return self._writing(namespace, work)
 
     def export_lines(self, namespace: str, *, include_history: bool) -> list[str]:
         """A namespace's export file as lines, read from one snapshot."""
@@ -470,7 +471,7 @@ class Backend:
             _, archived = self._settle(conn, namespace, policy, [], protected=protected)
             return ids, archived
 
-        return self._writing(work)
+        return self._writing(namespace, work)
 
     def history(self, namespace: str, memory_id: str) -> list[HistoryEvent]:
         """A memory's events, oldest first (an update carries the version it replaced)."""
@@ -492,7 +493,7 @@ class Backend:
             q.record(conn, namespace, [(memory_id, version)], event_, utcnow())
             return q.require(conn, namespace, memory_id)
 
-        return self._writing(work)
+        return self._writing(namespace, work)
 
     def restore(
         self, namespace: str, memory_id: str, policy: CapacityPolicy
@@ -523,7 +524,7 @@ class Backend:
             )
             return memory, archived
 
-        return self._writing(work)
+        return self._writing(namespace, work)
 
     def prune(self, namespace: str, policy: CapacityPolicy, *, dry_run: bool) -> list[Memory]:
         """Apply the capacity rules now; with ``dry_run`` report without changing anything."""
@@ -543,15 +544,15 @@ class Backend:
         def work(conn: Connection) -> list[Memory]:
             return self._settle(conn, namespace, policy, [], force=True)[1]
 
-        return self._writing(work)
+        return self._writing(namespace, work)
 
     def delete(self, namespace: str, memory_id: str) -> None:
         """Hard-delete one memory (history keeps the event, never the text)."""
-        self._writing(lambda conn: q.delete_memory(conn, namespace, memory_id))
+        self._writing(namespace, lambda conn: q.delete_memory(conn, namespace, memory_id))
 
     def set_core(self, namespace: str, text: str) -> None:
         """Replace the namespace's core text."""
-        self._writing(lambda conn: q.set_core(conn, namespace, text))
+        self._writing(namespace, lambda conn: q.set_core(conn, namespace, text))
 
     def reinforce(self, namespace: str, memory_ids: Sequence[str]) -> None:
         """Bump access counters of memories just returned to a caller, in one statement.
@@ -565,7 +566,7 @@ class Backend:
                 "aimem: read-only store, access counts of %d memories not bumped", len(memory_ids)
             )
             return
-        self._writing(lambda conn: q.reinforce(conn, namespace, memory_ids))
+        self._writing(namespace, lambda conn: q.reinforce(conn, namespace, memory_ids))
 
 
 def check_unique_content(conn: Connection, namespace: str, memory_id: str, content: str) -> None:

@@ -122,9 +122,15 @@ def namespace_vectors(conn: Connection, namespace: str, model: str) -> list[tupl
     return [(i, bytes(v)) for i, v in conn.execute(query)]
 
 
-def last_event(conn: Connection) -> int:
-    """Id of the newest history event (0 for none): a cursor into what changed since."""
-    return int(conn.execute(select(func.max(HISTORY.c.id))).scalar_one_or_none() or 0)
+def last_event(conn: Connection, namespace: str | None = None) -> int:
+    """Id of the newest history event (0 for none): a cursor into what changed since.
+
+    With ``namespace``, the newest of that namespace's events only (see ``vector_cache``).
+    """
+    query = select(func.max(HISTORY.c.id))
+    if namespace is not None:
+        query = query.where(HISTORY.c.namespace == namespace)
+    return int(conn.execute(query).scalar_one_or_none() or 0)
 
 
 def events_since(conn: Connection, namespace: str, after: int) -> list[tuple[int, str, str]]:

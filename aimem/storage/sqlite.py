@@ -47,7 +47,7 @@ class SQLiteBackend(Backend):
         self._writes_ready = False
         if self._target.in_memory:
             self._use(make_engine(self._target, read_only=False), serial=True)
-            with self._write() as conn:
+            with self._guard(), self._writer.begin() as conn:
                 create_schema(conn)
             self._writes_ready = True
         else:
@@ -183,7 +183,8 @@ class SQLiteBackend(Backend):
             yield conn
 
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
+    def _write(self, namespace: str) -> Iterator[Connection]:
+        # One writer at a time for the whole file: BEGIN IMMEDIATE covers every namespace.
         with self._guard(), self._writer.begin() as conn:
             yield conn
 

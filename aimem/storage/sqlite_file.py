@@ -84,7 +84,7 @@ def parse_url(url: str) -> Target:
         backend = parsed.get_backend_name()
     except (ArgumentError, ValueError) as exc:
         raise StorageError(f"Cannot parse the database URL: {_URL_HINT}") from exc
-    if backend != "sqlite":
+    if backend != "sqlite":  # PostgreSQL URLs never get here (open_backend)
         raise StorageError(
             f"This version of aimem stores memories in SQLite only ({backend} is not "
             f"supported yet): {_URL_HINT}"

@@ -4,6 +4,17 @@ Built once from the active memories' vectors, then brought up to date before eve
 search from the append-only history log: only memories saved, updated, restored,
 archived or deleted since the last look are read again. Writes by other processes
 show up the same way, since every change is logged in its own transaction.
+
+The cursor is safe where event ids can commit out of order (a PostgreSQL sequence:
+an id is taken when a row is inserted, and a later id may commit first). A namespace's
+writers are serialised (SQLite's one writer; PostgreSQL's advisory lock per namespace),
+so within a namespace an event id is only taken after every earlier writer committed:
+a snapshot that shows one of a namespace's events shows all its earlier ones. The
+cursor therefore follows the namespace's own events only (``scoped_cursor``: another
+namespace's newer id, committed first, must not move it past a write still in flight),
+and there each catch-up also looks ``OVERLAP`` ids behind it for events it has not
+applied yet (a belt to those braces; applying an event twice would change nothing, and
+the ids already applied are remembered so the look costs one small indexed read).
 """
 
 from __future__ import annotations
@@ -23,20 +34,26 @@ __all__ = ["VectorCache"]
 
 #: Events that can move a memory into or out of the active set, or change its vector.
 _MOVES = frozenset({"save", "update", "judge", "import", "restore", "archive", "delete", "reembed"})
+#: History ids behind the cursor each catch-up reads again (idempotent: see the docstring).
+OVERLAP = 64
 
 
 @dataclass
 class _Entry:
     index: VectorIndex
     cursor: int  # the last history event applied
+    #: Ids applied within ``OVERLAP`` behind the cursor (scoped cursors only).
+    seen: set[int]
 
 
 class VectorCache:
     """``(namespace, model)`` -> an up-to-date ``VectorIndex`` of its active memories."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, scoped_cursor: bool = False) -> None:
         self._entries: dict[tuple[str, str], _Entry] = {}
         self._lock = threading.Lock()
+        #: Build cursors from the namespace's own newest event, not the global newest.
+        self._scoped_cursor = scoped_cursor
 
     def nearest(
         self,
@@ -80,18 +97,22 @@ class VectorCache:
                 self._catch_up(conn, entry, namespace, model)
             return entry.index
 
-    @staticmethod
-    def _build(conn: Connection, namespace: str, model: str, dim: int) -> _Entry:
-        cursor = vq.last_event(conn)  # same snapshot as the vectors read next
+    def _build(self, conn: Connection, namespace: str, model: str, dim: int) -> _Entry:
+        # Same snapshot as the vectors read next.
+        cursor = vq.last_event(conn, namespace if self._scoped_cursor else None)
+        seen: set[int] = set()
+        if self._scoped_cursor:
+            seen = {i for i, _, _ in vq.events_since(conn, namespace, max(0, cursor - OVERLAP))}
         index = VectorIndex(dim)
         index.reserve(vq.count_active_vectors(conn, namespace, model))
         for memory_id, blob in vq.active_vectors(conn, namespace, model):
             index.upsert(memory_id, unpack(blob))
-        return _Entry(index, cursor)
+        return _Entry(index, cursor, seen)
 
-    @staticmethod
-    def _catch_up(conn: Connection, entry: _Entry, namespace: str, model: str) -> None:
-        events = vq.events_since(conn, namespace, entry.cursor)
+    def _catch_up(self, conn: Connection, entry: _Entry, namespace: str, model: str) -> None:
+        behind = OVERLAP if self._scoped_cursor else 0
+        events = vq.events_since(conn, namespace, max(0, entry.cursor - behind))
+        events = [e for e in events if e[0] not in entry.seen]
         if not events:
             return
         # Whatever happened to a touched memory, its row now says where it stands: drop
@@ -101,4 +122,7 @@ class VectorCache:
             entry.index.remove(memory_id)
         for memory_id, blob in vq.active_vectors(conn, namespace, model, touched):
             entry.index.upsert(memory_id, unpack(blob))
-        entry.cursor = events[-1][0]
+        entry.cursor = max(entry.cursor, events[-1][0])
+        if self._scoped_cursor:
+            floor = entry.cursor - OVERLAP
+            entry.seen = {i for i in entry.seen | {e[0] for e in events} if i > floor}

@@ -1,0 +1,219 @@
+"""The PostgreSQL backend: one server holding many namespaces, shared by many hosts.
+
+What only PostgreSQL needs lives here, on top of the shared ``Backend``: parsing the URL
+(``postgresql://``, ``postgresql+psycopg://``, ``postgres://``; pool size and timeouts
+may ride on it), a pooled psycopg 3 engine, writers serialised per namespace by a
+transaction-level advisory lock (``pg_advisory_xact_lock(hashtext(namespace))``: the
+server holds it, so "the cap holds, the lowest go first" stays true with writers on
+several machines, and it goes with the transaction however that ends), reads in a
+read-only ``REPEATABLE READ`` snapshot (an export, or the vector cache's cursor and the
+vectors it reads, see one moment), which errors are worth a retry, full-text keyword
+search (``postgres_search.py``) and the schema (``postgres_schema.py``).
+
+psycopg is imported here only, and this module only when a URL asks for PostgreSQL, so
+``import aimem`` never needs the ``aimem[postgres]`` extra. Passwords never leave this
+module: ``url`` and every message show the URL masked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, create_engine, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, OperationalError
+
+from ..exceptions import StorageError
+from ..models import Memory
+from . import postgres_search
+from .base import Backend
+from .postgres_schema import migrate
+from .sql import SearchFilters
+from .vector_cache import VectorCache
+
+__all__ = ["DEFAULTS", "SCHEMES", "PostgresBackend", "masked", "parse_url"]
+
+SCHEMES = ("postgresql", "postgresql+psycopg", "postgres")
+#: Options aimem reads off the URL's query, with their defaults (the rest go to psycopg).
+DEFAULTS = {
+    "pool_size": 5,  # connections kept per process
+    "max_overflow": 10,  # extra connections under a burst, closed when returned
+    "connect_timeout": 5,  # seconds: a dead server fails fast
+    "statement_timeout": 30_000,  # ms: a stuck statement (or lock wait) ends as an error
+}
+_LOCK = text("SELECT pg_advisory_xact_lock(hashtext(:ns))")
+#: SQLSTATEs a second try may fix: serialization failure, deadlock, the server shutting
+#: down or not yet accepting connections (a restart, a failover).
+_TRANSIENT = frozenset({"40001", "40P01", "57P01", "57P02", "57P03"})
+_HINT = "use a URL such as postgresql://user@host:5432/database"
+T = TypeVar("T")
+
+
+def masked(url: str | URL) -> str:
+    """``url`` with its password (if any) replaced by ``***``: safe to show or log."""
+    try:
+        parsed = url if isinstance(url, URL) else make_url(_normalised(url))
+    except (ArgumentError, ValueError):
+        return "<a database URL aimem cannot parse>"
+    if parsed.password is None:
+        return url if isinstance(url, str) else parsed.render_as_string(hide_password=False)
+    return parsed.render_as_string(hide_password=True)
+
+
+def _normalised(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme in ("postgres", "postgresql"):
+        return f"postgresql+psycopg://{rest}"
+    return url
+
+
+def parse_url(url: str) -> tuple[URL, dict[str, int]]:
+    """The SQLAlchemy URL (psycopg driver) and aimem's options; StorageError, masked."""
+    try:
+        parsed = make_url(_normalised(url))
+    except (ArgumentError, ValueError) as exc:
+        raise StorageError(f"Cannot parse the database URL: {_HINT}") from exc
+    if parsed.drivername != "postgresql+psycopg":
+        raise StorageError(
+            f"aimem talks to PostgreSQL through psycopg 3, not {parsed.drivername}: {_HINT}"
+        )
+    if not parsed.database:
+        raise StorageError(f"The database URL {masked(parsed)} names no database: {_HINT}")
+    options: dict[str, int] = {}
+    query = dict(parsed.query)
+    for name, default in DEFAULTS.items():
+        raw = query.pop(name, None)
+        value = raw[-1] if isinstance(raw, tuple) else raw
+        try:
+            options[name] = default if value is None else int(value)
+        except ValueError:
+            raise StorageError(
+                f"?{name}={str(value)[:20]} in the database URL is not a whole number"
+            ) from None
+        if options[name] < 0 or (name == "pool_size" and options[name] < 1):
+            raise StorageError(f"?{name} in the database URL must be positive")
+    return parsed.set(query=query), options
+
+
+def _server_options(parsed: URL, statement_timeout: int) -> str:
+    """The server options for libpq: the statement timeout, then any the URL carries."""
+    given = parsed.query.get("options")
+    extra = given[-1] if isinstance(given, tuple) else given
+    return " ".join(filter(None, [f"-c statement_timeout={statement_timeout}", extra]))
+
+
+class PostgresBackend(Backend):
+    """A PostgreSQL database as an aimem store (``aimem[postgres]``)."""
+
+    def __init__(self, url: str) -> None:
+        parsed, options = parse_url(url)
+        super().__init__(masked(url))
+        self._password = parsed.password or None
+        # Sequence values commit out of order: see vector_cache for the scoped cursor.
+        self._vectors = VectorCache(scoped_cursor=True)
+        try:
+            import psycopg  # noqa: F401 - only to name the missing extra
+        except ImportError:
+            raise StorageError(
+                'PostgreSQL needs the psycopg driver: pip install "aimem[postgres]"'
+            ) from None
+        connect_args: dict[str, Any] = {
+            "connect_timeout": options["connect_timeout"],
+            "options": _server_options(parsed, options["statement_timeout"]),
+            "application_name": "aimem",
+        }
+        self.engine = create_engine(
+            parsed.difference_update_query(["options"]),
+            pool_size=options["pool_size"],
+            max_overflow=options["max_overflow"],
+            pool_pre_ping=True,  # a connection the server dropped (restart) is replaced
+            connect_args=connect_args,
+            hide_parameters=True,  # a failing statement's message never carries values
+        )
+        self._reader = self.engine.execution_options(
+            isolation_level="REPEATABLE READ", postgresql_readonly=True
+        )
+        self._writes_ready = False
+        try:
+            self._prepare_writes()
+        except BaseException:
+            self.engine.dispose()
+            raise
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self.engine.dispose()
+
+    @property
+    def path(self) -> Path | None:
+        """None: a server has no file."""
+        return None
+
+    def _with_retry(self, operation: Callable[[], T]) -> T:
+        """The shared retry loop, with the password scrubbed from any message it raises."""
+        try:
+            return super()._with_retry(operation)
+        except StorageError as exc:
+            secret = str(self._password or "")
+            if secret and secret in str(exc):
+                raise StorageError(str(exc).replace(secret, "***")) from None
+            raise
+
+    def _prepare_writes(self) -> None:
+        """Create or migrate the schema (on open: reads need the tables too)."""
+
+        def run() -> None:
+            with self.engine.begin() as conn:
+                migrate(conn)
+
+        self._with_retry(run)
+        self._writes_ready = True
+
+    # -- transactions and retries -------------------------------------------------------
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self._reader.connect() as conn:
+            yield conn
+
+    @contextmanager
+    def _write(self, namespace: str) -> Iterator[Connection]:
+        with self.engine.begin() as conn:
+            # Held until this transaction ends; other namespaces' writers never wait.
+            conn.execute(_LOCK, {"ns": namespace})
+            yield conn
+
+    def _is_transient(self, exc: OperationalError) -> bool:
+        """Serialization failures, deadlocks, and a connection lost or refused (restarts)."""
+        if exc.connection_invalidated:
+            return True
+        state = getattr(exc.orig, "sqlstate", None)
+        if state is None:  # no answer from the server: refused, reset, timed out
+            return True
+        return state in _TRANSIENT or state.startswith("08")
+
+    # -- hooks of Backend ---------------------------------------------------------------
+
+    def _keyword_matches(
+        self,
+        conn: Connection,
+        namespace: str,
+        query: str,
+        *,
+        limit: int,
+        filters: SearchFilters,
+        related: bool,
+    ) -> list[tuple[Memory, float]]:
+        return postgres_search.keyword_matches(
+            conn, namespace, query, limit=limit, filters=filters, related=related
+        )
+
+    def backup(self, target: Path) -> None:
+        """Refused: a server's database is backed up with the server's own tools."""
+        raise StorageError(
+            "A PostgreSQL store is backed up with the server's tools: run pg_dump (or "
+            "use your managed backups), or store.export_to(path) for one namespace"
+        )

@@ -1,0 +1,187 @@
+"""PostgreSQL-only checks: real processes on a real server (AIMEM_TEST_DATABASE_URL).
+
+Writers run in their own interpreters with their own connection pools (each one a
+"host" as far as the server can tell), acknowledging a save only after ``save()``
+returned; the server is inspected with psycopg directly. The server is never restarted
+here: it is shared with whoever else runs against it (see the report in the README).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from _stores import POSTGRES_URL, store_url
+
+import aimem
+from aimem.testing import FixedJudge, HashEmbedder
+
+pytestmark = pytest.mark.skipif(
+    POSTGRES_URL is None,
+    reason="no PostgreSQL server configured: set AIMEM_TEST_DATABASE_URL=postgresql://...",
+)
+
+HERE = Path(__file__).resolve().parent
+_WRITER = textwrap.dedent(
+    """
+    import os, sys
+    import aimem
+    from aimem.testing import FixedJudge, HashEmbedder
+    url, acks = sys.argv[1], sys.argv[5]
+    worker, count, cap = (int(a) for a in sys.argv[2:5])
+    embedder = HashEmbedder() if os.environ.get("EMBED") else None
+    with aimem.MemoryStore(url, judge=FixedJudge(), max_memories=cap, embedder=embedder) as store:
+        for i in range(count):
+            score = ((worker * 7919 + i * 104729) % 97 + 1) / 100
+            m = store.save(f"worker {worker} note {i} about tea [score={score:.2f}]")
+            fd = os.open(acks, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            os.write(fd, f"{i}\\t{m.id}\\n".encode()); os.fsync(fd); os.close(fd)
+    """
+)
+
+
+def _writer(url: str, worker: int, count: int, cap: int, acks: Path, **env: str):  # type: ignore[no-untyped-def]
+    return subprocess.Popen(
+        [sys.executable, "-c", _WRITER, url, str(worker), str(count), str(cap), str(acks)],
+        env={**os.environ, **env, "PYTHONPATH": str(HERE)},
+    )
+
+
+def _acked(path: Path) -> set[str]:
+    if not path.exists():
+        return set()
+    lines = path.read_text().splitlines(keepends=True)
+    return {line.split("\t")[1].strip() for line in lines if line.endswith("\n")}
+
+
+def _sql(url: str, query: str) -> list[tuple[object, ...]]:
+    import psycopg
+
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+        return list(conn.execute(query))  # type: ignore[arg-type]
+
+
+_CAPPED = (
+    "SELECT count(*) FROM memories WHERE namespace = 'default' AND archived_at IS NULL "
+    "AND NOT pinned AND priority_score IS NOT NULL"
+)
+
+
+def _create(url: str, cap: int) -> None:
+    with aimem.MemoryStore(url, judge=FixedJudge(), max_memories=cap) as store:
+        store.stats()
+
+
+def test_cap_holds_and_no_acknowledged_save_is_lost_across_processes(tmp_path: Path) -> None:
+    url, cap = store_url(tmp_path / "shared.db"), 5
+    _create(url, cap)
+    acks = [tmp_path / f"acks{w}" for w in range(4)]
+    writers = [_writer(url, w, 12, cap, acks[w]) for w in range(4)]
+    peak = 0
+    while any(w.poll() is None for w in writers):
+        peak = max(peak, int(_sql(url, _CAPPED)[0][0]))  # type: ignore[call-overload]
+    assert [w.returncode for w in writers] == [0, 0, 0, 0]
+    assert peak <= cap
+    acked = set().union(*(_acked(a) for a in acks))
+    assert len(acked) == 48
+    stored = {str(r[0]) for r in _sql(url, "SELECT id FROM memories")}
+    assert acked <= stored
+    assert int(_sql(url, _CAPPED)[0][0]) == cap  # type: ignore[call-overload]
+    counted = _sql(url, "SELECT capped FROM namespace_counts WHERE namespace = 'default'")
+    assert counted == [(cap,)]
+
+
+def test_sigkill_of_a_writer_loses_no_acknowledged_save(tmp_path: Path) -> None:
+    url, cap = store_url(tmp_path / "killed.db"), 4
+    _create(url, cap)
+    victim, survivor = tmp_path / "victim", tmp_path / "survivor"
+    killed = _writer(url, 1, 10_000, cap, victim)
+    other = _writer(url, 2, 20, cap, survivor)
+    deadline = time.monotonic() + 120
+    while len(_acked(victim)) < 10 and time.monotonic() < deadline and killed.poll() is None:
+        time.sleep(0.01)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    assert other.wait() == 0
+    stored = {str(r[0]) for r in _sql(url, "SELECT id FROM memories")}
+    assert _acked(victim) <= stored and _acked(survivor) <= stored
+    assert len(_acked(victim)) >= 10
+    with aimem.MemoryStore(url, judge=FixedJudge(), max_memories=cap) as store:
+        store.save("after the kill [score=0.99]")  # the store recovers, the lock is free
+    assert int(_sql(url, _CAPPED)[0][0]) == cap  # type: ignore[call-overload]
+
+
+def test_semantic_search_sees_another_process_writes(tmp_path: Path) -> None:
+    url = store_url(tmp_path / "vectors.db")
+    with aimem.MemoryStore(url, judge=FixedJudge(), embedder=HashEmbedder()) as store:
+        store.save("first about coffee [score=0.50]")
+        assert [h.memory.content for h in store.search("coffee", mode="semantic", limit=1)]
+        acks = tmp_path / "acks"
+        assert _writer(url, 3, 5, 100, acks, EMBED="1").wait() == 0
+        # The index this process kept up to date answers as one built afresh now.
+        query = "worker 3 note about tea"
+        kept = [h.memory.id for h in store.search(query, mode="semantic", limit=10)]
+    with aimem.MemoryStore(url, judge=FixedJudge(), embedder=HashEmbedder()) as fresh:
+        assert [h.memory.id for h in fresh.search(query, mode="semantic", limit=10)] == kept
+    assert len(_acked(acks)) == 5
+
+
+def test_export_sqlite_import_postgres_export_is_byte_identical(tmp_path: Path) -> None:
+    lite = f"sqlite:///{tmp_path / 'lite.db'}"
+    pg = store_url(tmp_path / "pg.db")
+    back = f"sqlite:///{tmp_path / 'back.db'}"
+    with aimem.MemoryStore(lite, judge=FixedJudge(), embedder=HashEmbedder()) as store:
+        for i, text in enumerate(["猫が大好きです [score=0.9]", "tea lover [score=0.4]", "rust"]):
+            store.save(f"{text} {i}", idempotency_key=f"k{i}")
+        first = store.list()[0]
+        store.update(first.id, "changed wording [score=0.8]")
+        store.export_to(tmp_path / "a.jsonl")
+    with aimem.MemoryStore(pg, judge=FixedJudge(), embedder=HashEmbedder()) as store:
+        store.import_from(tmp_path / "a.jsonl")
+        store.export_to(tmp_path / "b.jsonl")  # before a search bumps access counts
+        assert store.search("tea", mode="keyword", limit=1)[0].memory.content.startswith("tea")
+    with aimem.MemoryStore(back, judge=FixedJudge(), embedder=HashEmbedder()) as store:
+        store.import_from(tmp_path / "b.jsonl")
+        store.export_to(tmp_path / "c.jsonl")
+
+    def memory_lines(name: str) -> list[str]:
+        lines = (tmp_path / name).read_text(encoding="utf-8").splitlines()
+        return [line for line in lines if json.loads(line)["kind"] == "memory"]
+
+    assert memory_lines("a.jsonl") == memory_lines("b.jsonl") == memory_lines("c.jsonl")
+    assert len(memory_lines("a.jsonl")) == 3
+
+
+def test_credentials_never_appear(tmp_path: Path) -> None:
+    url = store_url(tmp_path / "secret.db").replace("://root@", "://root:hunter2-secret@")
+    with aimem.MemoryStore(url, judge=FixedJudge()) as store:  # trust auth ignores it
+        assert "hunter2" not in store.database_url and "***" in store.database_url
+    dead = "postgresql://root:hunter2-secret@127.0.0.1:1/nothing"
+    with pytest.raises(aimem.StorageError) as info:
+        aimem.MemoryStore(dead, judge=FixedJudge())
+    assert "hunter2" not in str(info.value)
+    assert "hunter2" not in repr(info.value.__cause__ or "")
+
+
+def test_a_dead_server_is_a_typed_storage_error(tmp_path: Path) -> None:
+    with pytest.raises(aimem.StorageError, match="Database error"):
+        aimem.MemoryStore("postgres://root@127.0.0.1:1/test?connect_timeout=1")
+
+
+def test_backup_is_refused_with_what_to_use_instead(tmp_path: Path) -> None:
+    with aimem.MemoryStore(store_url(tmp_path / "b.db"), judge=FixedJudge()) as store:
+        with pytest.raises(aimem.StorageError, match="pg_dump"):
+            store.backup(tmp_path / "copy.db")
+        assert not (tmp_path / "copy.db").exists()
+
+
+def test_import_aimem_does_not_import_psycopg() -> None:
+    code = "import sys, aimem; assert 'psycopg' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
