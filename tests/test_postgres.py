@@ -3,7 +3,9 @@
 Writers run in their own interpreters with their own connection pools (each one a
 "host" as far as the server can tell), acknowledging a save only after ``save()``
 returned; the server is inspected with psycopg directly. The server is never restarted
-here: it is shared with whoever else runs against it (see the report in the README).
+here: it is shared with whoever else runs against it. The restart tests start a private
+server of their own instead (``_pgserver.py``: the same binaries, a throwaway data
+directory and port), and skip where the binaries are not installed.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _pgserver import PrivateServer, binaries
 from _stores import POSTGRES_URL, store_url
 
 import aimem
@@ -171,8 +175,11 @@ def test_credentials_never_appear(tmp_path: Path) -> None:
 
 
 def test_a_dead_server_is_a_typed_storage_error(tmp_path: Path) -> None:
-    with pytest.raises(aimem.StorageError, match="Database error"):
+    started = time.monotonic()
+    with pytest.raises(aimem.StorageError, match="cannot reach the PostgreSQL server") as info:
         aimem.MemoryStore("postgres://root@127.0.0.1:1/test?connect_timeout=1")
+    assert time.monotonic() - started < 5  # a server that never answered is not waited for
+    assert "\n" not in str(info.value)
 
 
 def test_backup_is_refused_with_what_to_use_instead(tmp_path: Path) -> None:
@@ -185,3 +192,55 @@ def test_backup_is_refused_with_what_to_use_instead(tmp_path: Path) -> None:
 def test_import_aimem_does_not_import_psycopg() -> None:
     code = "import sys, aimem; assert 'psycopg' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.fixture
+def private_server() -> Iterator[PrivateServer]:
+    """A PostgreSQL server of this test's own, to restart without disturbing anyone."""
+    bindir = binaries()
+    if bindir is None:
+        pytest.skip("the PostgreSQL server binaries (initdb, pg_ctl) are not installed here")
+    server = PrivateServer(bindir)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_server_restart_mid_run_loses_no_acknowledged_save(
+    private_server: PrivateServer, tmp_path: Path
+) -> None:
+    url, cap = private_server.url, 6
+    with aimem.MemoryStore(url, judge=FixedJudge(), max_memories=cap) as store:
+        store.save("saved before the restart [score=0.10]")
+        acks = [tmp_path / "host-a", tmp_path / "host-b"]  # two hosts: own processes, own pools
+        writers = [_writer(url, w, 150, cap, acks[w]) for w in range(2)]
+        deadline = time.monotonic() + 120
+        while min(len(_acked(a)) for a in acks) < 10 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert all(w.poll() is None for w in writers), "the writers ended before the restart"
+        before = sum(len(_acked(a)) for a in acks)
+        private_server.restart()
+        assert [w.wait(timeout=180) for w in writers] == [0, 0]
+        assert sum(len(_acked(a)) for a in acks) == 300 > before
+        # The store opened before the restart carries on without being reopened.
+        after = store.save("saved after the restart [score=0.99]")
+        assert store.get(after.id).content.startswith("saved after")
+    acked = set().union(*(_acked(a) for a in acks))
+    stored = {str(r[0]) for r in _sql(url, "SELECT id FROM memories")}
+    assert acked <= stored and after.id in stored
+    assert int(_sql(url, _CAPPED)[0][0]) == cap  # type: ignore[call-overload]
+
+
+def test_a_server_gone_for_good_is_a_typed_error_after_the_reconnect_window(
+    private_server: PrivateServer,
+) -> None:
+    url = private_server.url + "?reconnect_timeout=2"
+    with aimem.MemoryStore(url, judge=FixedJudge()) as store:
+        store.save("kept [score=0.5]")
+        private_server.stop()
+        started = time.monotonic()
+        with pytest.raises(aimem.StorageError, match="cannot reach the PostgreSQL server"):
+            store.save("never acknowledged [score=0.5]")
+        assert time.monotonic() - started < 10

@@ -92,6 +92,16 @@ class Backend:
         """Whether an operational error is worth running the unit of work again."""
         return False
 
+    def _retry_wait(self, exc: OperationalError, attempt: int, elapsed: float) -> float | None:
+        """Seconds to wait before try ``attempt + 1``, or None to give up.
+
+        By default a transient error gets ``_RETRIES`` tries with a short doubling wait
+        (about 0.75 s in all): enough for a lock or a serialization conflict to clear.
+        """
+        if not self._is_transient(exc) or attempt >= _RETRIES:
+            return None
+        return 0.05 * 2 ** (attempt - 1)
+
     def _keyword_matches(
         self,
         conn: Connection,
@@ -115,14 +125,19 @@ class Backend:
     # -- running units of work ----------------------------------------------------------
 
     def _with_retry(self, operation: Callable[[], T]) -> T:
-        """Run ``operation``, retrying a bounded number of times while the error is transient."""
-        for attempt in range(_RETRIES):
+        """Run ``operation``, retrying within a bound while the error is transient."""
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 return operation()
             except OperationalError as exc:
-                if not self._is_transient(exc) or attempt == _RETRIES - 1:
+                wait = self._retry_wait(exc, attempt, time.monotonic() - started)
+                if wait is None:
                     raise StorageError(f"Database error: {_short(exc)}") from exc
-                time.sleep(0.05 * 2**attempt)
+                log.debug("aimem: transient database error, try %d in %.2f s", attempt + 1, wait)
+                time.sleep(wait)
             except AimemError:
                 raise
             except SQLAlchemyError as exc:
@@ -132,7 +147,6 @@ class Backend:
                     "A stored value is damaged and cannot be read: restore the memories from "
                     "an export or a backup"
                 ) from exc
-        raise AssertionError("unreachable")  # pragma: no cover
 
     def _reading(self, work: Callable[[Connection], T]) -> T:
         def run() -> T:

@@ -43,11 +43,13 @@ DEFAULTS = {
     "max_overflow": 10,  # extra connections under a burst, closed when returned
     "connect_timeout": 5,  # seconds: a dead server fails fast
     "statement_timeout": 30_000,  # ms: a stuck statement (or lock wait) ends as an error
+    "reconnect_timeout": 15,  # seconds an open store keeps retrying a lost server (restarts)
 }
 _LOCK = text("SELECT pg_advisory_xact_lock(hashtext(:ns))")
-#: SQLSTATEs a second try may fix: serialization failure, deadlock, the server shutting
-#: down or not yet accepting connections (a restart, a failover).
-_TRANSIENT = frozenset({"40001", "40P01", "57P01", "57P02", "57P03"})
+#: SQLSTATEs a second try may fix: serialization failure, deadlock ...
+_CONFLICT = frozenset({"40001", "40P01"})
+#: ... and the server shutting down or not yet accepting connections (restart, failover).
+_SERVER_GONE = frozenset({"57P01", "57P02", "57P03"})
 _HINT = "use a URL such as postgresql://user@host:5432/database"
 T = TypeVar("T")
 
@@ -98,6 +100,12 @@ def parse_url(url: str) -> tuple[URL, dict[str, int]]:
     return parsed.set(query=query), options
 
 
+def _state(exc: OperationalError) -> str | None:
+    """The SQLSTATE the server answered with, if it answered at all."""
+    state = getattr(exc.orig, "sqlstate", None)
+    return state if isinstance(state, str) else None
+
+
 def _server_options(parsed: URL, statement_timeout: int) -> str:
     """The server options for libpq: the statement timeout, then any the URL carries."""
     given = parsed.query.get("options")
@@ -114,6 +122,9 @@ class PostgresBackend(Backend):
         self._password = parsed.password or None
         # Sequence values commit out of order: see vector_cache for the scoped cursor.
         self._vectors = VectorCache(scoped_cursor=True)
+        self._reconnect_timeout = float(options["reconnect_timeout"])
+        #: Set once the server has answered: a server that never did fails at once.
+        self._reached = False
         try:
             import psycopg  # noqa: F401 - only to name the missing extra
         except ImportError:
@@ -157,9 +168,17 @@ class PostgresBackend(Backend):
         try:
             return super()._with_retry(operation)
         except StorageError as exc:
+            message = str(exc)
+            cause = exc.__cause__
+            if isinstance(cause, OperationalError) and self._server_lost(cause):
+                detail = message.removeprefix("Database error: ")
+                where = f"cannot reach the PostgreSQL server at {self.url}"
+                message = f"Database error: {where}: {detail}"
             secret = str(self._password or "")
-            if secret and secret in str(exc):
-                raise StorageError(str(exc).replace(secret, "***")) from None
+            if secret and secret in message:
+                raise StorageError(message.replace(secret, "***")) from None
+            if message != str(exc):
+                raise StorageError(message) from cause
             raise
 
     def _prepare_writes(self) -> None:
@@ -171,6 +190,7 @@ class PostgresBackend(Backend):
 
         self._with_retry(run)
         self._writes_ready = True
+        self._reached = True
 
     # -- transactions and retries -------------------------------------------------------
 
@@ -188,12 +208,33 @@ class PostgresBackend(Backend):
 
     def _is_transient(self, exc: OperationalError) -> bool:
         """Serialization failures, deadlocks, and a connection lost or refused (restarts)."""
+        return _state(exc) in _CONFLICT or self._server_lost(exc)
+
+    def _server_lost(self, exc: OperationalError) -> bool:
         if exc.connection_invalidated:
             return True
-        state = getattr(exc.orig, "sqlstate", None)
+        state = _state(exc)
         if state is None:  # no answer from the server: refused, reset, timed out
             return True
-        return state in _TRANSIENT or state.startswith("08")
+        return state in _SERVER_GONE or state.startswith("08")
+
+    def _retry_wait(self, exc: OperationalError, attempt: int, elapsed: float) -> float | None:
+        """A lost server is waited for up to ``reconnect_timeout`` once it has answered.
+
+        A restart or a failover takes seconds, longer than the shared bound for a
+        conflict: an open store rides it out, and the unit of work (a whole save with its
+        capacity pass) runs again from the start on a fresh connection, so nothing it
+        acknowledged is lost and nothing half-done is kept. A server that never answered
+        is a wrong URL or a dead server: that fails at once, within ``connect_timeout``.
+        """
+        if not self._server_lost(exc):
+            return super()._retry_wait(exc, attempt, elapsed)
+        if not self._reached:
+            return None
+        wait = min(0.1 * 2 ** (attempt - 1), 1.0)
+        if elapsed + wait > self._reconnect_timeout:
+            return None
+        return wait
 
     # -- hooks of Backend ---------------------------------------------------------------
 
