@@ -100,7 +100,7 @@ class Backend:
         """
         if not self._is_transient(exc) or attempt >= _RETRIES:
             return None
-        return 0.05 * 2 ** (attempt - 1)
+        return 0.05 * 2.0 ** (attempt - 1)
 
     def _keyword_matches(
         self,

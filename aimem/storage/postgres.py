@@ -231,7 +231,7 @@ class PostgresBackend(Backend):
             return super()._retry_wait(exc, attempt, elapsed)
         if not self._reached:
             return None
-        wait = min(0.1 * 2 ** (attempt - 1), 1.0)
+        wait = min(0.1 * 2.0 ** (attempt - 1), 1.0)
         if elapsed + wait > self._reconnect_timeout:
             return None
         return wait
