@@ -1,8 +1,9 @@
 """Retrieval quality on LoCoMo dev (part A) and search latency at scale (part B).
 
 Part A saves every dialog turn of the LoCoMo dev split (``memories.jsonl``) as one
-memory in its conversation's namespace (one SQLite file in a temp dir, no LLM: the
-heuristic judge scores, ``interpretation_enabled=False``), then searches every question
+memory in its conversation's namespace (a SQLite file in a temp dir, or with ``--backend``
+a PostgreSQL database; no LLM: the heuristic judge scores, ``interpretation_enabled=False``),
+then searches every question
 of ``queries.jsonl`` within its own conversation. For each configuration (mode
 keyword / semantic / hybrid, each with the default priority/recency weights and with
 both set to 0) it prints one JSON line per question subset, categories 1-4
@@ -33,6 +34,7 @@ settings) gets a JSON line with ``"status": "unavailable"`` and the run goes on.
 The LoCoMo data (CC BY-NC 4.0) is read in place, never copied.
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/retrieval.py                  # part A
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/retrieval.py --backend both   # A on SQLite and PG
     HF_HUB_OFFLINE=1 .venv/bin/python bench/retrieval.py --part B --scale 10000 100000
     # embedding 100k turns takes ~13 min on 2 cores: past the 8-minute default budget
     HF_HUB_OFFLINE=1 .venv/bin/python bench/retrieval.py --part B --max-fill-minutes 0
@@ -99,6 +101,47 @@ def copy_db(src: Path, dst: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         if Path(f"{src}{suffix}").exists():
             shutil.copyfile(f"{src}{suffix}", f"{dst}{suffix}")
+
+
+class Places:
+    """Where part A's stores live: SQLite files in a temp dir, or databases on a server.
+
+    ``url(name)`` is a fresh store; ``copy(src, dst)`` copies a filled one (a file copy,
+    or ``CREATE DATABASE ... TEMPLATE`` on PostgreSQL); ``close()`` removes them all.
+    """
+
+    def __init__(self, backend: str, tmp: Path, admin_url: str) -> None:
+        self.backend, self.tmp, self.admin = backend, tmp, admin_url.replace("+psycopg", "")
+        self._made: list[str] = []
+        self._tag = f"aimem_bench_r{os.getpid()}"
+
+    def url(self, name: str) -> str:
+        if self.backend == "sqlite":
+            return sqlite_url(self.tmp / f"{name}.db")
+        self._admin(f'CREATE DATABASE "{self._tag}_{name}"')
+        return self._url_of(name)
+
+    def copy(self, src: str, dst: str) -> str:
+        if self.backend == "sqlite":
+            copy_db(self.tmp / f"{src}.db", self.tmp / f"{dst}.db")
+            return sqlite_url(self.tmp / f"{dst}.db")
+        self._admin(f'CREATE DATABASE "{self._tag}_{dst}" TEMPLATE "{self._tag}_{src}"')
+        return self._url_of(dst)
+
+    def close(self) -> None:
+        while self._made:
+            self._admin(f'DROP DATABASE IF EXISTS "{self._made.pop()}" WITH (FORCE)', track=False)
+
+    def _url_of(self, name: str) -> str:
+        return f"{self.admin.rpartition('/')[0]}/{self._tag}_{name}"
+
+    def _admin(self, statement: str, *, track: bool = True) -> None:
+        import psycopg
+
+        with psycopg.connect(self.admin, autocommit=True) as conn:
+            conn.execute(statement)  # type: ignore[arg-type]
+        if track:
+            self._made.append(statement.split('"')[1])
 
 
 # -- what the installed aimem offers ---------------------------------------------------
@@ -282,52 +325,83 @@ def part_a(args: argparse.Namespace, embedder: Any, embedder_why: str | None) ->
     modes = args.modes or list(ALL_MODES)
     if embedder is None and any(m != "keyword" for m in modes):
         emit({"part": "A", "what": "embedder", "status": "unavailable", "reason": embedder_why})
+    backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
+    recall: dict[str, dict[str, float]] = {}
+    for backend in backends:
+        with tempfile.TemporaryDirectory() as tmp:
+            places = Places(backend, Path(tmp), args.pg_url)
+            try:
+                recall[backend] = part_a_on(args, places, turns, questions, modes, embedder)
+            except Exception as exc:  # a server that is not there: say so, keep the rest
+                if backend == "sqlite":
+                    raise
+                emit({"part": "A", "backend": backend, "status": "unavailable", "reason": str(exc)})
+            finally:
+                places.close()
+    if len(recall) == 2:
+        lite, pg = recall["sqlite"], recall["postgresql"]
+        gaps = {c: round(pg[c] - lite[c], 1) for c in lite if c in pg}
+        emit({"part": "A", "what": "backends", "recall@10_postgresql_minus_sqlite": gaps})
+
+
+def part_a_on(
+    args: argparse.Namespace,
+    places: Places,
+    turns: dict[str, list[dict[str, Any]]],
+    questions: Sequence[Question],
+    modes: Sequence[str],
+    embedder: Any,
+) -> dict[str, float]:
+    """Part A on one backend; returns answerable recall@10 per configuration."""
     rng = random.Random(11)
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "locomo.db"
-        try:
-            memory_turns, fill = fill_locomo(sqlite_url(base), turns, embedder)
-        except aimem.ValidationError as exc:
-            # An aimem that refuses embedders: fall back to a keyword-only fill.
-            emit({"part": "A", "what": "embedder", "status": "unavailable", "reason": str(exc)})
-            embedder = None
-            base.unlink(missing_ok=True)
-            memory_turns, fill = fill_locomo(sqlite_url(base), turns, embedder)
-        embedder_name = args.embedder if embedder is not None else None
-        emit({"part": "A", "what": "fill", "embedder": embedder_name, **fill})
-        for mode in modes:
-            for weights, overrides in WEIGHTS.items():
-                label = f"{mode}/{weights}"
-                record = {"part": "A", "config": label, "mode": mode, "weights": weights}
-                if mode != "keyword" and embedder is None:
-                    emit({**record, "status": "unavailable", "reason": "no embedder"})
-                    continue
-                db = Path(tmp) / f"{mode}-{weights}.db"
-                copy_db(base, db)
-                outcomes, why = run_questions(
-                    sqlite_url(db), questions, memory_turns, embedder, mode, overrides, args.limit
-                )
-                if why is not None:
-                    emit({**record, "status": "unavailable", "reason": why})
-                    continue
-                record["embedder"] = embedder_name
-                subsets = {
-                    "answerable (cat 1-4)": [o for o in outcomes if o.question.category != 5],
-                    "adversarial (cat 5)": [o for o in outcomes if o.question.category == 5],
-                }
-                for subset, chosen in subsets.items():
-                    line = {**record, "subset": subset, **score(chosen)}
-                    if subset.startswith("answerable"):
-                        line["recall@10_by_category"] = {
-                            str(c): score([o for o in chosen if o.question.category == c])[
-                                "recall@10"
-                            ]
-                            for c in (1, 2, 3, 4)
-                        }
-                    emit(line)
-                if args.misses:
-                    answerable = [o for o in outcomes if o.question.category != 5]
-                    show_misses(label, answerable, turns, args.misses, rng)
+    backend = places.backend
+    base_url = places.url("base")
+    try:
+        memory_turns, fill = fill_locomo(base_url, turns, embedder)
+    except aimem.ValidationError as exc:
+        # An aimem that refuses embedders: fall back to a keyword-only fill.
+        emit({"part": "A", "what": "embedder", "status": "unavailable", "reason": str(exc)})
+        embedder = None
+        places.close()
+        base_url = places.url("base")
+        memory_turns, fill = fill_locomo(base_url, turns, embedder)
+    embedder_name = args.embedder if embedder is not None else None
+    emit({"part": "A", "backend": backend, "what": "fill", "embedder": embedder_name, **fill})
+    recall: dict[str, float] = {}
+    for mode in modes:
+        for weights, overrides in WEIGHTS.items():
+            label = f"{mode}/{weights}"
+            record = {
+                "part": "A", "backend": backend, "config": label, "mode": mode, "weights": weights
+            }  # fmt: skip
+            if mode != "keyword" and embedder is None:
+                emit({**record, "status": "unavailable", "reason": "no embedder"})
+                continue
+            url = places.copy("base", f"{mode}_{weights}")
+            outcomes, why = run_questions(
+                url, questions, memory_turns, embedder, mode, overrides, args.limit
+            )
+            if why is not None:
+                emit({**record, "status": "unavailable", "reason": why})
+                continue
+            record["embedder"] = embedder_name
+            subsets = {
+                "answerable (cat 1-4)": [o for o in outcomes if o.question.category != 5],
+                "adversarial (cat 5)": [o for o in outcomes if o.question.category == 5],
+            }
+            for subset, chosen in subsets.items():
+                line = {**record, "subset": subset, **score(chosen)}
+                if subset.startswith("answerable"):
+                    recall[label] = line["recall@10"]
+                    line["recall@10_by_category"] = {
+                        str(c): score([o for o in chosen if o.question.category == c])["recall@10"]
+                        for c in (1, 2, 3, 4)
+                    }
+                emit(line)
+            if args.misses:
+                answerable = [o for o in outcomes if o.question.category != 5]
+                show_misses(label, answerable, turns, args.misses, rng)
+    return recall
 
 
 def run_questions(
@@ -504,6 +578,17 @@ def main() -> None:
         help="default: all three for A, keyword hybrid for B",
     )
     parser.add_argument("--limit", type=int, default=10, help="hits per search")
+    parser.add_argument(
+        "--backend",
+        choices=["sqlite", "postgresql", "both"],
+        default="sqlite",
+        help="part A: where the stores live (both: SQLite, then PostgreSQL, and the gaps)",
+    )
+    parser.add_argument(
+        "--pg-url",
+        default=os.environ.get("AIMEM_BENCH_PG_URL", "postgresql://root@127.0.0.1:5432/postgres"),
+        help="part A on PostgreSQL: an admin URL of the server (databases are made and dropped)",
+    )
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2", help="LocalEmbedder model")
     parser.add_argument("--no-embedder", action="store_true", help="keyword only")
     parser.add_argument("--queries", type=int, default=200, help="part B searches per mode")

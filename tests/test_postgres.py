@@ -41,7 +41,10 @@ _WRITER = textwrap.dedent(
     url, acks = sys.argv[1], sys.argv[5]
     worker, count, cap = (int(a) for a in sys.argv[2:5])
     embedder = HashEmbedder() if os.environ.get("EMBED") else None
-    with aimem.MemoryStore(url, judge=FixedJudge(), max_memories=cap, embedder=embedder) as store:
+    namespace = os.environ.get("NAMESPACE", "default")
+    with aimem.MemoryStore(
+        url, judge=FixedJudge(), max_memories=cap, embedder=embedder, namespace=namespace
+    ) as store:
         for i in range(count):
             score = ((worker * 7919 + i * 104729) % 97 + 1) / 100
             m = store.save(f"worker {worker} note {i} about tea [score={score:.2f}]")
@@ -135,6 +138,32 @@ def test_semantic_search_sees_another_process_writes(tmp_path: Path) -> None:
     with aimem.MemoryStore(url, judge=FixedJudge(), embedder=HashEmbedder()) as fresh:
         assert [h.memory.id for h in fresh.search(query, mode="semantic", limit=10)] == kept
     assert len(_acked(acks)) == 5
+
+
+def test_namespaces_written_by_concurrent_processes_stay_isolated(tmp_path: Path) -> None:
+    url = store_url(tmp_path / "isolated.db")
+    _create(url, 3)
+    names = {"alice": 3, "bob": 5, "carol": 100}  # each namespace with a cap of its own
+    acks = {ns: tmp_path / f"acks-{ns}" for ns in names}
+    writers = [
+        _writer(url, w, 15, cap, acks[ns], NAMESPACE=ns, EMBED="1")
+        for w, (ns, cap) in enumerate(names.items())
+    ]
+    assert [w.wait(timeout=300) for w in writers] == [0, 0, 0]
+    for w, (ns, cap) in enumerate(names.items()):
+        rows = _sql(url, f"SELECT id, content FROM memories WHERE namespace = '{ns}'")
+        assert {str(r[0]) for r in rows} == _acked(acks[ns])  # every ack, nobody else's
+        assert all(str(r[1]).startswith(f"worker {w} ") for r in rows)
+        with aimem.MemoryStore(
+            url, judge=FixedJudge(), namespace=ns, max_memories=cap, embedder=HashEmbedder()
+        ) as store:
+            scores = [((w * 7919 + i * 104729) % 97 + 1) / 100 for i in range(15)]
+            kept = sum(score >= 0.3 for score in scores)  # the default min_priority_score
+            assert len(store.list()) == min(cap, kept)
+            for mode in ("keyword", "semantic"):
+                hits = store.search("worker note about tea", mode=mode, limit=50)  # type: ignore[arg-type]
+                assert hits and all(h.memory.content.startswith(f"worker {w} ") for h in hits)
+            assert store.stats().total == 15
 
 
 def test_export_sqlite_import_postgres_export_is_byte_identical(tmp_path: Path) -> None:
