@@ -93,25 +93,15 @@ class Backend:
         return False
 
     def _retry_wait(self, exc: OperationalError, attempt: int, elapsed: float) -> float | None:
-        """Seconds to wait before try ``attempt + 1``, or None to give up.
-
-        By default a transient error gets ``_RETRIES`` tries with a short doubling wait
-        (about 0.75 s in all): enough for a lock or a serialization conflict to clear.
-        """
+        """Seconds before try ``attempt + 1`` (None: give up); ~0.75 s in all by default."""
         if not self._is_transient(exc) or attempt >= _RETRIES:
             return None
         return 0.05 * 2.0 ** (attempt - 1)
 
     def _keyword_matches(
-        self,
-        conn: Connection,
-        namespace: str,
-        query: str,
-        *,
-        limit: int,
-        filters: SearchFilters,
-        related: bool,
-    ) -> list[tuple[Memory, float]]:
+        self, conn: Connection, namespace: str, query: str, *, limit: int,
+        filters: SearchFilters, related: bool,
+    ) -> list[tuple[Memory, float]]:  # fmt: skip
         """Keyword matches of the namespace as ``(memory, relevance)``, higher is better."""
         raise NotImplementedError
 
@@ -126,8 +116,7 @@ class Backend:
 
     def _with_retry(self, operation: Callable[[], T]) -> T:
         """Run ``operation``, retrying within a bound while the error is transient."""
-        started = time.monotonic()
-        attempt = 0
+        started, attempt = time.monotonic(), 0
         while True:
             attempt += 1
             try:
@@ -136,7 +125,6 @@ class Backend:
                 wait = self._retry_wait(exc, attempt, time.monotonic() - started)
                 if wait is None:
                     raise StorageError(f"Database error: {_short(exc)}") from exc
-                log.debug("aimem: transient database error, try %d in %.2f s", attempt + 1, wait)
                 time.sleep(wait)
             except AimemError:
                 raise
