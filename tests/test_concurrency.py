@@ -1,29 +1,48 @@
-"""Reliability under concurrency and crashes: many writers, one SQLite file, SIGKILL.
+"""Reliability under concurrency and crashes: many writers on one store, SIGKILL.
 
-Processes run the entry points of ``tests/_workers.py`` in fresh interpreters. A save
-counts as acknowledged only once its id is fsync'ed to the worker's acknowledgement
-file, which the worker writes after ``save()`` returned; "lost" means acknowledged but
-not in the database (archived rows are present: archiving is not losing).
+The store is a SQLite file shared by processes and threads, or (``store_url`` with
+``AIMEM_TEST_DATABASE_URL``) a PostgreSQL database whose writers are each their own
+client of the server. Processes run the entry points of ``tests/_workers.py`` in fresh
+interpreters. A save counts as acknowledged only once its id is fsync'ed to the
+worker's acknowledgement file, which the worker writes after ``save()`` returned;
+"lost" means acknowledged but not in the database (archived rows are present:
+archiving is not losing). The database is watched and checked from outside through
+``_db.py``: read-only SQLite connections, or psycopg sessions of their own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import os
+import random
 import signal
 import sqlite3
+import subprocess
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import _workers
-import pytest
-from _workers import CapObserver, capped_count, content_for, read_acks, spawn, stop_all
+from _db import DB_ERRORS, capped_count, present_ids, reader, rows, sqlite_path
+from _stores import store_url
+from _workers import (
+    NAMESPACE,
+    KillRound,
+    StressResult,
+    content_for,
+    read_acks,
+    read_jsonl,
+    spawn,
+    stop_all,
+    wait_for,
+)
 
 import aimem
 from aimem.testing import FixedJudge
-
-pytestmark = pytest.mark.sqlite_only  # inspects the SQLite file itself
 
 CAP = 100
 
@@ -34,7 +53,7 @@ def _store(url: str, judge: Any = None, **overrides: Any) -> aimem.MemoryStore:
 
 
 def _create(url: str, **overrides: Any) -> None:
-    """Create the file and schema (a store is created by its first write: prune writes)."""
+    """Create the store and schema (a store is created by its first write: prune writes)."""
     with _store(url, **overrides) as store:
         store.prune()
 
@@ -45,11 +64,327 @@ def _forgetting_key(m: aimem.Memory) -> tuple[float, Any, str]:
     return (m.priority_score, m.created_at, m.id)
 
 
+# -- watching and checking the database from outside ------------------------------------
+
+
+class CapObserver(threading.Thread):
+    """Samples the capped count on a connection of its own until stopped.
+
+    Each sample sees the latest committed state, a snapshot between two commits (SQLite:
+    a read-only connection; PostgreSQL: an autocommit session). ``max_seen`` is the
+    highest count any sample saw.
+    """
+
+    def __init__(self, url: str, namespace: str = NAMESPACE, interval: float = 0.002) -> None:
+        super().__init__(name="cap-observer", daemon=True)
+        self.url, self.namespace, self.interval = url, namespace, interval
+        self.samples = 0
+        self.max_seen = 0
+        self.errors: list[str] = []
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        try:
+            with reader(self.url) as read:
+                while not self._stop_event.is_set():
+                    try:
+                        [(count,)] = read(_workers.CAPPED_SQL, (self.namespace,))
+                    except DB_ERRORS as exc:
+                        self.errors.append(f"{type(exc).__name__}: {exc}")
+                    else:
+                        self.samples += 1
+                        self.max_seen = max(self.max_seen, int(count))
+                    self._stop_event.wait(self.interval)
+        except DB_ERRORS as exc:  # could not connect at all
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+
+    def stop(self) -> None:
+        """Stop sampling and wait for the thread."""
+        self._stop_event.set()
+        self.join(timeout=10)
+
+
+def history_cap_peaks(url: str, namespace: str = NAMESPACE) -> tuple[int, set[str]]:
+    """Replay the history log: the highest capped count at any commit boundary.
+
+    Each save transaction writes one ``save`` event, then the ``archive`` events it
+    caused, and history ids follow commit order (SQLite has one writer at a time;
+    PostgreSQL serialises a namespace's writers on an advisory lock held until commit,
+    so its ids follow commit order within the namespace); so the count just before each
+    ``save`` event (and at the end) is the count after a commit. Returns that peak and
+    the set of event kinds seen (the replay understands only ``save`` and ``archive``).
+    """
+    events = rows(
+        url, "SELECT event FROM memory_history WHERE namespace = ? ORDER BY id", (namespace,)
+    )
+    count = peak = 0
+    kinds: set[str] = set()
+    for (event,) in events:
+        kinds.add(event)
+        if event == "save":
+            peak = max(peak, count)
+            count += 1
+        elif event == "archive":
+            count -= 1
+    return max(peak, count), kinds
+
+
+def integrity(url: str) -> str:
+    """ "ok" when the database and everything derived from the memories agree.
+
+    SQLite: ``PRAGMA integrity_check`` and the keyword indexes' documents
+    (``_workers.integrity``). PostgreSQL: the capacity counter, BM25's per-namespace
+    statistics and the rows deleted with a memory, each against the memories; and
+    ``amcheck`` over every table and B-tree index where the extension is installed.
+    """
+    path = sqlite_path(url)
+    if path is not None:
+        return _workers.integrity(path)
+    problems: list[str] = []
+    with reader(url) as read:
+        counted = {
+            ns: n for ns, n in read("SELECT namespace, capped FROM namespace_counts", ()) if n
+        }
+        actual = dict(
+            read(
+                "SELECT namespace, count(*) FROM memories WHERE archived_at IS NULL "
+                "AND NOT pinned AND priority_score IS NOT NULL GROUP BY namespace",
+                (),
+            )
+        )
+        if counted != actual:
+            problems.append(f"namespace_counts {counted} != memories {actual}")
+        kept = read(
+            "SELECT namespace, docs, tokens, active_docs, active_tokens FROM aimem_fts_stats "
+            "WHERE docs <> 0 ORDER BY 1",
+            (),
+        )
+        derived = read(
+            "SELECT namespace, count(*), sum(term_count), "
+            "count(*) FILTER (WHERE archived_at IS NULL), "
+            "coalesce(sum(term_count) FILTER (WHERE archived_at IS NULL), 0) "
+            "FROM memories GROUP BY namespace ORDER BY 1",
+            (),
+        )
+        if [tuple(map(str, r)) for r in kept] != [tuple(map(str, r)) for r in derived]:
+            problems.append(f"aimem_fts_stats {kept} != memories {derived}")
+        for table, column, key in (
+            ("memory_vectors", "seq", "seq"),
+            ("idempotency_keys", "memory_id", "id"),
+            ("memory_versions", "memory_id", "id"),
+        ):
+            [(orphans,)] = read(
+                f"SELECT count(*) FROM {table} t WHERE NOT EXISTS "
+                f"(SELECT 1 FROM memories m WHERE m.{key} = t.{column})",
+                (),
+            )
+            if orphans:
+                problems.append(f"{orphans} rows of {table} outlived their memory")
+        if read("SELECT 1 FROM pg_available_extensions WHERE name = 'amcheck'", ()):
+            read("CREATE EXTENSION IF NOT EXISTS amcheck", ())
+            relations = read(
+                "SELECT c.oid::regclass::text, c.relkind FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "LEFT JOIN pg_am a ON a.oid = c.relam "
+                "WHERE n.nspname = 'public' AND (c.relkind = 'r' OR a.amname = 'btree')",
+                (),
+            )
+            for name, kind in relations:
+                if kind == "r":
+                    damage = read("SELECT * FROM verify_heapam(?::regclass)", (name,))
+                    problems += [f"{name}: {d}" for d in damage]
+                else:
+                    read("SELECT bt_index_check(?::regclass, true)", (name,))
+    return "; ".join(problems) or "ok"
+
+
+def run_stress(
+    workdir: Path,
+    *,
+    processes: int = 4,
+    saves: int = 250,
+    max_memories: int = 100,
+    timeout: float = 120.0,
+) -> tuple[str, StressResult]:
+    """``processes`` workers x ``saves`` saves into one store at once, watched by an observer.
+
+    ``_workers.run_stress`` (which ``bench/stress.py`` runs) on any store: (url, result).
+    """
+    url = store_url(workdir / "stress.db")
+    _workers.create_database(url, max_memories)
+    go, ready = workdir / "go", workdir / "ready"
+    procs: list[subprocess.Popen[bytes]] = []
+    observer = CapObserver(url)
+    try:
+        for w in range(processes):
+            args = [
+                "save",
+                f"--url={url}",
+                f"--worker={w}",
+                f"--count={saves}",
+                f"--ack={workdir / f'ack-{w}.txt'}",
+                f"--errors={workdir / f'errors-{w}.jsonl'}",
+                f"--max-memories={max_memories}",
+                "--min-priority=0.0",
+                f"--ready={ready}",
+                f"--go={go}",
+            ]
+            procs.append(spawn(args, workdir, f"worker-{w}"))
+        wait_for(
+            lambda: ready.exists() and len(ready.read_text().splitlines()) == processes,
+            timeout,
+            "the workers to open their stores",
+        )
+        observer.start()
+        started = time.perf_counter()
+        go.touch()  # every worker starts its burst now
+        deadline = time.monotonic() + timeout
+        for proc in procs:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
+        wall = time.perf_counter() - started
+    finally:
+        if observer.is_alive():
+            observer.stop()
+        stop_all(procs)
+    acks = {w: read_acks(workdir / f"ack-{w}.txt") for w in range(processes)}
+    errors = [
+        {"worker": w, **e}
+        for w in range(processes)
+        for e in read_jsonl(workdir / f"errors-{w}.jsonl")
+    ]
+    summaries = [
+        json.loads(lines[-1])
+        for w in range(processes)
+        if (lines := (workdir / f"worker-{w}.out").read_text().splitlines())
+    ]
+    all_ids = [i for a in acks.values() for i in a.values()]
+    [(total,)] = rows(url, "SELECT count(*) FROM memories WHERE namespace = ?", (NAMESPACE,))
+    peak, kinds = history_cap_peaks(url)
+    return url, StressResult(
+        processes=processes,
+        saves_per_process=saves,
+        cap=max_memories,
+        acks=acks,
+        errors=errors,
+        exit_codes=[p.returncode for p in procs],
+        summaries=summaries,
+        stderr=[(workdir / f"worker-{w}.err").read_text() for w in range(processes)],
+        present=len(present_ids(url, all_ids)),
+        total_rows=int(total),
+        final_active=capped_count(url),
+        max_observed_active=observer.max_seen,
+        observer_samples=observer.samples,
+        observer_errors=observer.errors,
+        history_peak=peak,
+        history_events=kinds,
+        wall_s=wall,
+    )
+
+
+def run_sigkill_round(
+    workdir: Path,
+    url: str,
+    round_no: int,
+    kill_after: int,
+    *,
+    max_memories: int = 100,
+    seed: int | None = None,
+    timeout: float = 60.0,
+) -> KillRound:
+    """SIGKILL a saving worker mid-burst while a companion keeps saving; check the store.
+
+    ``_workers.run_sigkill_round`` on any store. The victim saves until killed, right
+    after it has acknowledged ``kill_after`` saves plus a random 0-20 ms (so the kill
+    lands at varied points, often inside a transaction). The companion saves into the
+    same store throughout and must see no error, before or after the kill: the dead
+    process's locks (SQLite's file lock, or its server session's advisory lock) must
+    not linger.
+    """
+    rng = random.Random(seed)
+    tag = f"round-{round_no}"
+    ack, companion_ack = workdir / f"{tag}-ack.txt", workdir / f"{tag}-companion-ack.txt"
+    stop = workdir / f"{tag}-stop"
+    companion_errors = workdir / f"{tag}-companion-errors.jsonl"
+    common = [f"--url={url}", f"--max-memories={max_memories}", "--min-priority=0.0"]
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        victim = spawn(
+            [
+                "save",
+                *common,
+                f"--worker={100 + round_no}",
+                "--count=1000000",
+                f"--ack={ack}",
+                f"--errors={workdir / f'{tag}-errors.jsonl'}",
+            ],
+            workdir,
+            f"{tag}-victim",
+        )
+        procs.append(victim)
+        companion = spawn(
+            [
+                "save",
+                *common,
+                f"--worker={200 + round_no}",
+                "--count=1000000",
+                f"--ack={companion_ack}",
+                f"--errors={companion_errors}",
+                f"--until={stop}",
+            ],
+            workdir,
+            f"{tag}-companion",
+        )
+        procs.append(companion)
+        wait_for(
+            lambda: len(read_acks(ack)) >= kill_after or victim.poll() is not None,
+            timeout,
+            f"{kill_after} acknowledged saves",
+            interval=0.001,
+        )
+        time.sleep(rng.uniform(0.0, 0.02))
+        if victim.poll() is None:
+            os.kill(victim.pid, signal.SIGKILL)
+        victim.wait(timeout=10)
+        # The companion must go on saving after the kill.
+        before = len(read_acks(companion_ack))
+        wait_for(
+            lambda: len(read_acks(companion_ack)) >= before + 20 or companion.poll() is not None,
+            timeout,
+            "the companion to save after the kill",
+        )
+        after_kill = len(read_acks(companion_ack)) - before
+        stop.touch()
+        companion.wait(timeout=timeout)
+    finally:
+        stop_all(procs)
+    acked, companion_acked = read_acks(ack), read_acks(companion_ack)
+    check = integrity(url)
+    row = rows(url, "SELECT capped FROM namespace_counts WHERE namespace = ?", (NAMESPACE,))
+    capped = capped_count(url)
+    reopened = _workers._reopen_and_save(url, max_memories, round_no)
+    return KillRound(
+        round=round_no,
+        kill_after=kill_after,
+        returncode=victim.returncode,
+        acknowledged=len(acked),
+        present=len(present_ids(url, acked.values())),
+        integrity=check,
+        capped_after=capped,
+        counts_row=int(row[0][0]) if row else -1,
+        companion_errors=read_jsonl(companion_errors),
+        companion_acknowledged=len(companion_acked),
+        companion_present=len(present_ids(url, companion_acked.values())),
+        companion_acks_after_kill=after_kill,
+        reopened_save_ok=reopened,
+        acked_ids=acked,
+    )
+
+
 # -- 1. several processes ---------------------------------------------------------------
 
 
 def test_four_processes_x_250_saves_lose_nothing_and_the_cap_holds(tmp_path: Path) -> None:
-    result = _workers.run_stress(tmp_path, processes=4, saves=250, max_memories=CAP)
+    url, result = run_stress(tmp_path, processes=4, saves=250, max_memories=CAP)
 
     # No error of any kind reached a caller ("database is locked" included).
     assert result.errors == []
@@ -72,7 +407,7 @@ def test_four_processes_x_250_saves_lose_nothing_and_the_cap_holds(tmp_path: Pat
     assert result.history_peak <= CAP
     assert result.final_active == CAP
 
-    with _store(f"sqlite:///{tmp_path / 'stress.db'}") as store:
+    with _store(url) as store:
         everything = store.list(include_archived=True)
         assert {m.id for m in everything} == set(acked.values())
         by_id = {m.id: m for m in everything}
@@ -114,22 +449,21 @@ def _run_threads(count: int, target: Callable[[int], list[str]]) -> tuple[list[s
 
 
 def _check_threads_outcome(
-    db: Path, url: str, ids: Sequence[str], errors: list[str], expected: int, cap: int
+    url: str, ids: Sequence[str], errors: list[str], expected: int, cap: int
 ) -> None:
     assert errors == []
     assert len(ids) == len(set(ids)) == expected
     with _store(url, max_memories=cap) as store:
         everything = store.list(include_archived=True)
     assert {m.id for m in everything} == set(ids)
-    assert capped_count(db) == min(cap, expected)
+    assert capped_count(url) == min(cap, expected)
 
 
-def test_eight_threads_sharing_one_store(tmp_path: Path) -> None:
-    db, cap, saves_per_thread = tmp_path / "threads.db", 50, 40
-    url = f"sqlite:///{db}"
-    observer = CapObserver(db)
+def test_eight_threads_sharing_one_store(db_url: str) -> None:
+    url, cap, saves_per_thread = db_url, 50, 40
+    observer = CapObserver(url)
     with _store(url, max_memories=cap) as store:
-        store.prune()  # creates the file the observer reads
+        store.prune()  # creates the store the observer reads
         observer.start()
         try:
             ids, errors = _run_threads(
@@ -138,13 +472,12 @@ def test_eight_threads_sharing_one_store(tmp_path: Path) -> None:
             )
         finally:
             observer.stop()
-    _check_threads_outcome(db, url, ids, errors, 8 * saves_per_thread, cap)
+    _check_threads_outcome(url, ids, errors, 8 * saves_per_thread, cap)
     assert observer.errors == [] and observer.samples > 0 and observer.max_seen <= cap
 
 
-def test_four_threads_each_with_its_own_store(tmp_path: Path) -> None:
-    db, cap = tmp_path / "threads.db", 50
-    url = f"sqlite:///{db}"
+def test_four_threads_each_with_its_own_store(db_url: str) -> None:
+    url, cap = db_url, 50
     _create(url, max_memories=cap)
 
     def saver(t: int) -> list[str]:
@@ -152,15 +485,14 @@ def test_four_threads_each_with_its_own_store(tmp_path: Path) -> None:
             return [store.save(content_for(t, i)).id for i in range(50)]
 
     ids, errors = _run_threads(4, saver)
-    _check_threads_outcome(db, url, ids, errors, 200, cap)
+    _check_threads_outcome(url, ids, errors, 200, cap)
 
 
-def test_async_stores_in_four_threads_write_on_parallel_connections(tmp_path: Path) -> None:
+def test_async_stores_in_four_threads_write_on_parallel_connections(db_url: str) -> None:
     # The sync stores of one process share aimem's one background loop; async stores on
     # their own loops send their queries to worker threads, so here connections really
     # do write at the same time: 4 loops x 25 concurrent saves.
-    db, cap = tmp_path / "threads.db", 30
-    url = f"sqlite:///{db}"
+    url, cap = db_url, 30
     _create(url, max_memories=cap)
 
     async def burst(t: int) -> list[str]:
@@ -170,13 +502,13 @@ def test_async_stores_in_four_threads_write_on_parallel_connections(tmp_path: Pa
             saved = await asyncio.gather(*(store.save(content_for(t, i)) for i in range(25)))
             return [m.id for m in saved]
 
-    observer = CapObserver(db)
+    observer = CapObserver(url)
     observer.start()
     try:
         ids, errors = _run_threads(4, lambda t: asyncio.run(burst(t)))
     finally:
         observer.stop()
-    _check_threads_outcome(db, url, ids, errors, 100, cap)
+    _check_threads_outcome(url, ids, errors, 100, cap)
     assert observer.errors == [] and observer.samples > 0 and observer.max_seen <= cap
 
 
@@ -184,8 +516,7 @@ def test_async_stores_in_four_threads_write_on_parallel_connections(tmp_path: Pa
 
 
 def test_other_process_saves_while_a_judgement_is_in_progress(tmp_path: Path) -> None:
-    db = tmp_path / "judge.db"
-    url = f"sqlite:///{db}"
+    url = store_url(tmp_path / "judge.db")
     _create(url)
     entered, release, left = tmp_path / "entered", tmp_path / "release", tmp_path / "left"
     ack = tmp_path / "a-ack.txt"
@@ -223,7 +554,9 @@ def test_other_process_saves_while_a_judgement_is_in_progress(tmp_path: Path) ->
 
         b = threading.Thread(target=process_b_saves)
         b.start()
-        b.join(timeout=30)  # far below the 10 s busy timeout x 5 retries a held lock costs
+        # Far below what waiting on a held lock costs (SQLite: a 10 s busy timeout x 5
+        # retries; PostgreSQL: the 30 s statement timeout).
+        b.join(timeout=30)
         finished_in_time = not b.is_alive()
         still_inside = not left.exists()
         release.touch()
@@ -238,12 +571,34 @@ def test_other_process_saves_while_a_judgement_is_in_progress(tmp_path: Path) ->
     assert left.read_text().startswith("released")  # A's judge really waited for B
     a_ids = list(read_acks(ack).values())
     assert len(a_ids) == 1
-    assert _workers.present_ids(db, [*a_ids, *b_ids]) == {*a_ids, *b_ids}
+    assert present_ids(url, [*a_ids, *b_ids]) == {*a_ids, *b_ids}
     assert len(b_ids) == 20
 
 
-def _write_lock_free(path: Path) -> bool:
-    """True when another connection could take SQLite's write lock right now."""
+#: PostgreSQL: the lock aimem's writers of a namespace take (``postgres.py``), tried.
+_TRY_NAMESPACE_LOCK = "SELECT pg_try_advisory_xact_lock(hashtext(?))"
+#: PostgreSQL: other sessions of this database inside a transaction right now.
+_OPEN_TRANSACTIONS = (
+    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+    "AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
+)
+
+
+def _write_lock_free(url: str) -> bool:
+    """True when another connection could take the store's write lock right now.
+
+    SQLite: the file's write lock (``BEGIN IMMEDIATE``, no wait). PostgreSQL: the
+    namespace's advisory lock, and no other session of the database inside a
+    transaction (aimem holds none, not even a read snapshot, while a judge works).
+    """
+    path = sqlite_path(url)
+    if path is None:
+        with reader(url) as read:
+            [(open_transactions,)] = read(_OPEN_TRANSACTIONS, ())
+            read("BEGIN", ())
+            [(taken,)] = read(_TRY_NAMESPACE_LOCK, (NAMESPACE,))
+            read("ROLLBACK", ())
+        return bool(taken) and open_transactions == 0
     con = sqlite3.connect(path, timeout=0, isolation_level=None)
     try:
         con.execute("BEGIN IMMEDIATE")
@@ -257,32 +612,55 @@ def _write_lock_free(path: Path) -> bool:
         con.close()
 
 
+class LockHolder:
+    """Another connection holding the store's write lock (to show the probe sees it)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> LockHolder:
+        path = sqlite_path(self.url)
+        if path is None:
+            read = self._stack.enter_context(reader(self.url))
+            read("BEGIN", ())
+            read("SELECT pg_advisory_xact_lock(hashtext(?))", (NAMESPACE,))
+            self._stack.callback(read, "ROLLBACK", ())
+        else:
+            holder = sqlite3.connect(path, isolation_level=None)
+            self._stack.callback(holder.close)
+            holder.execute("BEGIN IMMEDIATE")
+            self._stack.callback(holder.execute, "ROLLBACK")
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stack.close()
+
+
 class LockProbeJudge(FixedJudge):
     """Records, from inside every interpret(), whether the write lock was free."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, url: str) -> None:
         super().__init__()
-        self.path = path
+        self.url = url
         self.probes: list[bool] = []
 
     async def interpret(
         self, content: str, *, user_context: str | None = None, related: Sequence[Any] = ()
     ) -> aimem.Interpretation:
-        self.probes.append(_write_lock_free(self.path))
+        self.probes.append(_write_lock_free(self.url))
         return await super().interpret(content, user_context=user_context, related=related)
 
 
-def test_every_judgement_runs_with_the_write_lock_free(tmp_path: Path) -> None:
-    db = tmp_path / "probe.db"
-    url = f"sqlite:///{db}"
-    judge = LockProbeJudge(db)
+def test_every_judgement_runs_with_the_write_lock_free(db_url: str) -> None:
+    url = db_url
+    judge = LockProbeJudge(url)
     with _store(url, judge=judge, max_memories=5) as store:
-        # The probe itself works: it sees a lock another connection holds.
-        holder = sqlite3.connect(db, isolation_level=None)
-        holder.execute("BEGIN IMMEDIATE")
-        assert _write_lock_free(db) is False
-        holder.execute("ROLLBACK")
-        holder.close()
+        store.prune()  # the store exists before the probe looks at it
+        # The probe itself works: it sees a lock another connection holds...
+        with LockHolder(url):
+            assert _write_lock_free(url) is False
+        assert _write_lock_free(url) is True  # ...and sees it go
 
         saved = [store.save(f"tea note {i} [score=0.{i + 1}]") for i in range(8)]  # archives
         store.save_many([f"tea batch {i}" for i in range(4)])
@@ -292,8 +670,8 @@ def test_every_judgement_runs_with_the_write_lock_free(tmp_path: Path) -> None:
     assert all(judge.probes), judge.probes
 
 
-def test_async_saves_complete_while_another_judgement_is_pending(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'pending.db'}"
+def test_async_saves_complete_while_another_judgement_is_pending(db_url: str) -> None:
+    url = db_url
 
     class GateJudge(FixedJudge):
         def __init__(self) -> None:
@@ -331,11 +709,11 @@ def test_async_saves_complete_while_another_judgement_is_pending(tmp_path: Path)
 def test_sigkill_mid_burst_leaves_a_sound_database_with_every_acknowledged_save(
     tmp_path: Path,
 ) -> None:
-    db = tmp_path / "kill.db"
-    _workers.create_database(f"sqlite:///{db}", CAP)
+    url = store_url(tmp_path / "kill.db")
+    _workers.create_database(url, CAP)
     all_acked: list[str] = []
-    for round_no, kill_after in enumerate([50, 120, 75]):  # one file, killed three times
-        r = _workers.run_sigkill_round(tmp_path, db, round_no, kill_after, seed=round_no)
+    for round_no, kill_after in enumerate([50, 120, 75]):  # one store, killed three times
+        r = run_sigkill_round(tmp_path, url, round_no, kill_after, seed=round_no)
         assert r.returncode == -signal.SIGKILL, r.figures()  # killed mid-burst, not finished
         assert r.acknowledged >= kill_after
         assert r.present == r.acknowledged, r.figures()
@@ -348,5 +726,5 @@ def test_sigkill_mid_burst_leaves_a_sound_database_with_every_acknowledged_save(
         assert _workers.read_jsonl(tmp_path / f"round-{round_no}-errors.jsonl") == []
         all_acked += r.acked_ids.values()
     # Earlier rounds' acknowledged saves survive the later kills too.
-    assert _workers.present_ids(db, all_acked) == set(all_acked)
-    assert _workers.integrity(db) == "ok"
+    assert present_ids(url, all_acked) == set(all_acked)
+    assert integrity(url) == "ok"

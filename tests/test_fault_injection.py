@@ -16,11 +16,17 @@ other two are answered normally, concurrently). Each save must end as exactly on
 
 * judged: ``score_source == "llm"``, four components in [0, 0.25] equal to what the
   endpoint's valid reply stated (never a default), priority their sum as
-  ``aimem.scoring.priority_from`` computes it, the row in the SQLite file;
+  ``aimem.scoring.priority_from`` computes it, the row in the database;
 * pending: ``score_source == "pending"``, every score None, content byte-identical,
   ``stats().pending`` up by one, not counted in the cap (it archives nothing);
 * raised: ``aimem.JudgeError`` and nothing written (``stats().total`` and the rows of
-  ``memories`` and ``memory_history``, read from the file directly, are unchanged).
+  ``memories`` and ``memory_history``, read from the database directly, are unchanged).
+
+Each case saves into a namespace of its own in one store (``store_url``: a SQLite file,
+or a PostgreSQL database), so several hundred cases cost one database, not one each.
+The last tests inject storage faults instead: a statement failing inside the write
+transaction (both backends), and on PostgreSQL the server ending aimem's connection
+mid-write (``pg_terminate_backend`` from a trigger).
 
 The endpoint is ``aimem.testing.OpenAIStub`` on 127.0.0.1, subclassed (``FaultStub``)
 so that scripted replies answer only requests whose ``<memory-data>`` block holds
@@ -43,9 +49,10 @@ import hashlib
 import json
 import logging
 import math
+import re
 import socket
-import sqlite3
 import struct
+import sys
 import threading
 import time
 from collections import deque
@@ -61,9 +68,15 @@ import aimem.judges.transport as openai_transport
 from aimem.judges.prompts import extract_data_block
 from aimem.scoring import COMPONENT_MAX, COMPONENTS, priority_from
 from aimem.sync import run_sync
-from aimem.testing import OpenAIStub, StubReply, chat_completion
+from aimem.testing import FixedJudge, OpenAIStub, StubReply, chat_completion
 
-pytestmark = pytest.mark.sqlite_only  # inspects the SQLite file itself
+try:
+    from _db import dump_text, execute, is_postgres, rows, scalar
+    from _stores import on_postgres, store_url
+except ModuleNotFoundError:  # bench/fault_injection.py loads this file by path
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _db import dump_text, execute, is_postgres, rows, scalar
+    from _stores import on_postgres, store_url
 
 #: Seconds per request in scenarios that hang: tiny, so hangs cost little.
 TIMEOUT = 0.5
@@ -573,30 +586,22 @@ def aimem_warnings() -> Iterator[list[str]]:
         logger.removeHandler(handler)
 
 
-# --- looking at the database file directly ------------------------------------------------
+# --- looking at the database directly -----------------------------------------------------
 
 _SCORES = (*COMPONENTS, "priority_score")
 
 
-def _connect(path: Path) -> contextlib.closing[sqlite3.Connection]:
-    return contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True))
-
-
-def file_counts(path: Path) -> tuple[int, int]:
-    """Rows in ``memories`` and ``memory_history``, read from the SQLite file."""
-    with _connect(path) as conn:
-        memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-        history = conn.execute("SELECT count(*) FROM memory_history").fetchone()[0]
+def file_counts(url: str, namespace: str = "default") -> tuple[int, int]:
+    """The namespace's rows in ``memories`` and ``memory_history``, read from the database."""
+    memories = scalar(url, "SELECT count(*) FROM memories WHERE namespace = ?", (namespace,))
+    history = scalar(url, "SELECT count(*) FROM memory_history WHERE namespace = ?", (namespace,))
     return int(memories), int(history)
 
 
-def file_row(path: Path, memory_id: str) -> dict[str, Any] | None:
+def file_row(url: str, memory_id: str) -> dict[str, Any] | None:
     columns = ("content", "score_source", "version", *_SCORES)
-    with _connect(path) as conn:
-        row = conn.execute(
-            f"SELECT {', '.join(columns)} FROM memories WHERE id = ?", (memory_id,)
-        ).fetchone()
-    return None if row is None else dict(zip(columns, row, strict=True))
+    found = rows(url, f"SELECT {', '.join(columns)} FROM memories WHERE id = ?", (memory_id,))
+    return dict(zip(columns, found[0], strict=True)) if found else None
 
 
 # --- running one case ------------------------------------------------------------------------
@@ -625,11 +630,16 @@ def new_judge(base_url: str, timeout: float = CALM_TIMEOUT) -> aimem.OpenAIJudge
 
 
 def new_store(
-    path: Path, judge: aimem.OpenAIJudge, policy: Policy, max_memories: int = MAX_MEMORIES
+    url: str,
+    judge: aimem.OpenAIJudge,
+    policy: Policy,
+    max_memories: int = MAX_MEMORIES,
+    namespace: str = "default",
 ) -> aimem.MemoryStore:
     return aimem.MemoryStore(
-        f"sqlite:///{path}",
+        url,
         judge=judge,
+        namespace=namespace,
         on_judge_error=policy,
         max_memories=max_memories,
         min_priority_score=0.0,
@@ -649,6 +659,14 @@ def seed(store: aimem.MemoryStore) -> None:
         )
 
 
+def case_namespace(scenario: Scenario, policy: Policy, method: Method) -> str:
+    """The case's own namespace (at most 64 letters, digits, ``-``, ``_`` or ``.``)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", f"{scenario.name}.{policy}.{method}")
+    if len(name) <= 64:
+        return name
+    return f"{name[:47]}.{hashlib.sha256(name.encode()).hexdigest()[:16]}"
+
+
 def run_case(
     scenario: Scenario,
     policy: Policy,
@@ -659,9 +677,11 @@ def run_case(
     """Save under one scenario, policy and method; report the outcome and any violation.
 
     ``stub`` may be shared between cases (starting a server costs ~50 ms); its script
-    is replaced. A fresh SQLite file in ``workdir`` serves each case.
+    is replaced. The store in ``workdir`` (``store_url``) may be shared too: each case
+    saves into a fresh namespace of its own.
     """
-    path = workdir / f"{scenario.name}-{policy}-{method}.db"
+    url = store_url(workdir / "fault-injection.db")
+    namespace = case_namespace(scenario, policy, method)
     with contextlib.ExitStack() as stack:
         if stub is None:
             stub = stack.enter_context(FaultStub())
@@ -674,10 +694,12 @@ def run_case(
         waits = stack.enter_context(recorded_waits())
         judge = new_judge(base_url, TIMEOUT if scenario.hangs else CALM_TIMEOUT)
         stack.callback(lambda: run_sync(judge.aclose()))
-        store = new_store(path, judge, policy)
+        store = new_store(url, judge, policy, namespace=namespace)
         stack.callback(store.close)
+        if store.stats().total:
+            raise AssertionError(f"namespace {namespace!r} is not fresh: run each case once")
         seed(store)
-        result = _check_save(scenario, policy, method, store, path, stub, waits)
+        result = _check_save(scenario, policy, method, store, url, stub, waits)
         result.waits = list(waits)
     return result
 
@@ -687,13 +709,14 @@ def _check_save(
     policy: Policy,
     method: Method,
     store: aimem.MemoryStore,
-    path: Path,
+    url: str,
     stub: FaultStub,
     waits: list[float],
 ) -> CaseResult:
     contents = [TARGET] if method == "save" else list(BATCH)
     target_index = contents.index(TARGET)
-    before, rows_before = store.stats(), file_counts(path)
+    ns = store.namespace
+    before, rows_before = store.stats(), file_counts(url, ns)
     error: Exception | None = None
     returned: list[aimem.Memory] = []
     with aimem_warnings() as warned:
@@ -703,7 +726,7 @@ def _check_save(
         except Exception as exc:  # judged below: only a JudgeError is acceptable
             error = exc
         elapsed = time.perf_counter() - started
-    after, rows_after = store.stats(), file_counts(path)
+    after, rows_after = store.stats(), file_counts(url, ns)
 
     v: list[str] = []
     if error is not None:
@@ -727,7 +750,7 @@ def _check_save(
             )
     else:
         items = [
-            _check_memory(content, m, _stated_for(scenario, content), path, store, v)
+            _check_memory(content, m, _stated_for(scenario, content), url, store, v)
             for content, m in zip(contents, returned, strict=False)
         ]
         if [m.content for m in returned] != contents:
@@ -785,14 +808,14 @@ def _check_memory(
     content: str,
     memory: aimem.Memory,
     stated: Mapping[str, float],
-    path: Path,
+    url: str,
     store: aimem.MemoryStore,
     v: list[str],
 ) -> str:
     """Classify one returned memory as judged or pending, checking that it is honest."""
-    row = file_row(path, memory.id)
+    row = file_row(url, memory.id)
     if row is None:
-        v.append(f"memory {memory.id} was returned but is not in the database file")
+        v.append(f"memory {memory.id} was returned but is not in the database")
         return "missing"
     if memory.content != content or row["content"].encode() != content.encode():
         v.append(f"content changed: {content!r} -> {memory.content!r} / {row['content']!r}")
@@ -803,7 +826,7 @@ def _check_memory(
         if any(value is not None for value in scores.values()):
             v.append(f"a pending memory has scores: {scores}")
         if any(row[name] is not None for name in _SCORES) or row["score_source"] != "pending":
-            v.append(f"the pending row is not pending in the file: {row}")
+            v.append(f"the pending row is not pending in the database: {row}")
         if memory.version != 1:
             v.append(f"a new pending memory has version {memory.version}")
         return "pending"
@@ -822,7 +845,7 @@ def _check_memory(
     if memory.priority_score != priority_from(*components.values()):
         v.append(f"priority {memory.priority_score} is not the sum of {components}")
     if any(row[name] != scores[name] for name in _SCORES) or row["score_source"] != "llm":
-        v.append(f"the file row disagrees with the returned memory: {row}")
+        v.append(f"the stored row disagrees with the returned memory: {row}")
     if not memory.interpreted_content.strip() or memory.model != "stub-model":
         v.append(f"judged without an interpretation or model: {memory.model!r}")
     return "judged"
@@ -843,6 +866,9 @@ def _stated_for(scenario: Scenario, content: str) -> Mapping[str, float]:
 KNOWN_BUGS: dict[tuple[str, str, str], str] = {}
 BY_NAME = {s.name: s for s in SCENARIOS}
 
+POLICIES: tuple[Policy, ...] = ("pending", "raise")
+METHODS: tuple[Method, ...] = ("save", "save_many")
+
 CASES = [
     pytest.param(
         scenario,
@@ -854,8 +880,8 @@ CASES = [
         ),
     )
     for scenario in SCENARIOS
-    for policy in ("pending", "raise")
-    for method in ("save", "save_many")
+    for policy in POLICIES
+    for method in METHODS
     for key in [(scenario.name, policy, method)]
 ]
 
@@ -865,6 +891,18 @@ def endpoint() -> Iterator[FaultStub]:
     """One stub for the module; each case scripts it afresh."""
     with FaultStub() as stub:
         yield stub
+
+
+@pytest.fixture(scope="module")
+def cases_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the module's one store for the table's cases lives (a namespace per case)."""
+    return tmp_path_factory.mktemp("fault-injection")
+
+
+def test_every_case_has_a_namespace_of_its_own() -> None:
+    names = {case_namespace(s, p, m) for s in SCENARIOS for p in POLICIES for m in METHODS}
+    assert len(names) == len(SCENARIOS) * len(POLICIES) * len(METHODS)
+    assert all(len(name) <= 64 for name in names)
 
 
 @pytest.fixture
@@ -884,9 +922,9 @@ def test_the_table_is_well_formed() -> None:
 
 @pytest.mark.parametrize(("scenario", "policy", "method"), CASES)
 def test_each_save_is_judged_pending_or_raised_honestly(
-    scenario: Scenario, policy: Policy, method: Method, tmp_path: Path, endpoint: FaultStub
+    scenario: Scenario, policy: Policy, method: Method, cases_dir: Path, endpoint: FaultStub
 ) -> None:
-    result = run_case(scenario, policy, method, tmp_path, endpoint)
+    result = run_case(scenario, policy, method, cases_dir, endpoint)
 
     assert result.violations == []
     assert result.outcome == expected_outcome(scenario, policy)
@@ -929,10 +967,10 @@ def _save_pending(store: aimem.MemoryStore, endpoint: FaultStub) -> list[aimem.M
 def test_reinterpret_pending_judges_every_pending_memory_once(
     tmp_path: Path, endpoint: FaultStub, waits: list[float]
 ) -> None:
-    path = tmp_path / "pending.db"
+    url = store_url(tmp_path / "pending.db")
     judge = new_judge(endpoint.base_url)
     try:
-        with new_store(path, judge, "pending", 10) as store:
+        with new_store(url, judge, "pending", 10) as store:
             pending = _save_pending(store, endpoint)
             recent = [m.id for m in store.list(order="recent")]
             endpoint.script([])  # the endpoint recovers: every request gets a valid judgement
@@ -948,7 +986,7 @@ def test_reinterpret_pending_judges_every_pending_memory_once(
                 assert components == stated_components(old.content)
                 assert new.priority_score == priority_from(*components.values())
                 assert store.get(new.id) == new
-                row = file_row(path, new.id)
+                row = file_row(url, new.id)
                 assert row is not None and row["score_source"] == "llm" and row["version"] == 2
             assert [m.id for m in store.list(order="recent")] == recent
             assert store.stats().pending == 0
@@ -961,28 +999,28 @@ def test_reinterpret_pending_judges_every_pending_memory_once(
 def test_reinterpret_pending_keeps_them_pending_while_the_judge_fails(
     tmp_path: Path, endpoint: FaultStub, waits: list[float]
 ) -> None:
-    path = tmp_path / "pending.db"
+    url = store_url(tmp_path / "pending.db")
     judge, dead, healthy = (
-        new_judge(url) for url in (endpoint.base_url, dead_url(), endpoint.base_url)
+        new_judge(base) for base in (endpoint.base_url, dead_url(), endpoint.base_url)
     )
     try:
-        with new_store(path, judge, "pending", 10) as store:
+        with new_store(url, judge, "pending", 10) as store:
             pending = _save_pending(store, endpoint)
-            rows = file_counts(path)
+            counted = file_counts(url)
             endpoint.script([status(500)] * ATTEMPTS * 3)  # every retry of every memory fails
 
             assert store.reinterpret_pending() == []  # not raised, not lost
 
             assert endpoint.target_requests == ATTEMPTS * 3 and not endpoint.steps
             assert [store.get(m.id) for m in pending] == pending  # untouched, still version 1
-            assert store.stats().pending == 3 and file_counts(path)[0] == rows[0]
+            assert store.stats().pending == 3 and file_counts(url)[0] == counted[0]
         # After a restart, with the endpoint unreachable and the "raise" policy: still kept.
-        with new_store(path, dead, "raise", 10) as store:
+        with new_store(url, dead, "raise", 10) as store:
             assert store.reinterpret_pending() == []
             assert [store.get(m.id) for m in pending] == pending
         # And once a judge answers, each is judged.
         endpoint.script([])
-        with new_store(path, healthy, "raise", 10) as store:
+        with new_store(url, healthy, "raise", 10) as store:
             judged = store.reinterpret_pending()
             assert [m.id for m in judged] == [m.id for m in pending]
             assert all(m.score_source == "llm" and m.version == 2 for m in judged)
@@ -990,3 +1028,94 @@ def test_reinterpret_pending_keeps_them_pending_while_the_judge_fails(
     finally:
         for j in (judge, dead, healthy):
             run_sync(j.aclose())
+
+
+# --- storage faults ----------------------------------------------------------------------------
+
+#: A statement that fails inside the write transaction: the archive event a capacity pass
+#: records, so the save's insert and the counter's update came before it.
+_FAILING_ARCHIVE = {
+    "sqlite": """CREATE TRIGGER injected_fault BEFORE INSERT ON memory_history
+        WHEN NEW.event = 'archive' BEGIN SELECT RAISE(ABORT, 'injected fault'); END;""",
+    "postgresql": """
+        CREATE FUNCTION injected_fault() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.event = 'archive' THEN RAISE EXCEPTION 'injected fault'; END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER injected_fault BEFORE INSERT ON memory_history
+          FOR EACH ROW EXECUTE FUNCTION injected_fault();""",
+}
+
+
+def test_a_statement_failing_mid_write_leaves_nothing_behind(db_url: str) -> None:
+    dialect = "postgresql" if is_postgres(db_url) else "sqlite"
+    with aimem.MemoryStore(
+        db_url, judge=FixedJudge(), max_memories=2, min_priority_score=0.0
+    ) as store:
+        low = store.save("low note [score=0.10]")
+        store.save("middle note [score=0.20]")
+        execute(db_url, _FAILING_ARCHIVE[dialect])
+        before, stats = dump_text(db_url), store.stats()
+        with pytest.raises(aimem.StorageError, match="injected fault"):
+            store.save("new note that would archive the low one [score=0.90]")
+        assert dump_text(db_url) == before  # the insert and the counter went with it
+        assert store.stats() == stats and store.get(low.id).archived_at is None
+        execute(
+            db_url, "DROP TRIGGER injected_fault" + (" ON memory_history" * is_postgres(db_url))
+        )
+        saved = store.save("new note that would archive the low one [score=0.90]")
+        assert store.get(low.id).archive_reason == "over_capacity"
+        assert [h.memory.id for h in store.search("archive")] == [saved.id]
+
+
+#: The server ends the writing connection mid-statement, while ``kill_budget`` allows it.
+_KILL_MID_WRITE = """
+CREATE SEQUENCE injected_kills;
+CREATE TABLE kill_budget (n integer NOT NULL);
+INSERT INTO kill_budget VALUES (0);
+CREATE FUNCTION injected_kill() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF nextval('injected_kills') <= (SELECT n FROM kill_budget) THEN
+    PERFORM pg_terminate_backend(pg_backend_pid());
+    PERFORM pg_sleep(10);  -- the termination lands here, inside the transaction
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER injected_kill BEFORE INSERT ON memory_history
+  FOR EACH ROW EXECUTE FUNCTION injected_kill();
+"""
+
+
+@pytest.mark.skipif(not on_postgres(), reason="PostgreSQL: the server ends aimem's connection")
+def test_a_connection_the_server_ends_mid_write_is_rerun_and_never_half_kept(
+    db_url: str,
+) -> None:
+    url = db_url + "&reconnect_timeout=2"
+    with aimem.MemoryStore(
+        url, judge=FixedJudge(), max_memories=2, min_priority_score=0.0
+    ) as store:
+        store.save("seed note [score=0.10]")
+        execute(db_url, _KILL_MID_WRITE)
+        execute(db_url, "UPDATE kill_budget SET n = 2")  # the first two tries are cut off
+        saved = store.save("saved through two dropped connections [score=0.50]")
+        # Two tries died inside their transaction; the third wrote the save, once.
+        assert scalar(db_url, "SELECT last_value FROM injected_kills") == 3
+        assert store.get(saved.id).access_count == 0  # not found and reinforced by a rerun
+        same = "SELECT count(*) FROM memories WHERE content = ?"
+        assert scalar(db_url, same, (saved.content,)) == 1
+        events = "SELECT event FROM memory_history WHERE memory_id = ?"
+        assert rows(db_url, events, (saved.id,)) == [("save",)]
+        assert scalar(db_url, "SELECT capped FROM namespace_counts") == 2
+
+        execute(db_url, "UPDATE kill_budget SET n = 1000000")  # now every try is cut off
+        before, stats = dump_text(db_url), store.stats()
+        started = time.monotonic()
+        with pytest.raises(aimem.StorageError, match="terminating connection"):
+            store.save("never acknowledged [score=0.90]")
+        assert time.monotonic() - started < 10  # given up after reconnect_timeout
+        assert scalar(db_url, "SELECT last_value FROM injected_kills") > 4  # it did retry
+        assert dump_text(db_url) == before and store.stats() == stats
+        execute(db_url, "UPDATE kill_budget SET n = 0")  # the store goes on once it may
+        after = store.save("after the faults [score=0.60]")
+        assert store.get(after.id).content == "after the faults [score=0.60]"

@@ -1,6 +1,7 @@
 """Namespace isolation: no API, CLI or MCP path reads or writes across namespaces.
 
-One SQLite file holds two namespaces, ``alice`` and ``bob``, each with active, archived,
+One store (``store_url``: a SQLite file, or a PostgreSQL database) holds two
+namespaces, ``alice`` and ``bob``, each with active, archived,
 pinned and pending memories, a core text, idempotency keys and embedding vectors. Every
 path is exercised as alice: every public ``MemoryStore`` method, every ``aimem``
 subcommand, every MCP tool and resource. Afterwards bob's rows (memories, history, core,
@@ -20,16 +21,17 @@ import io
 import json
 import os
 import re
-import sqlite3
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager, closing
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _db import Target, reader, rows, scalar, tables
+from _stores import on_postgres, store_url
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
@@ -40,8 +42,6 @@ from aimem.aigpt import write_tree
 from aimem.cli import build_parser, main
 from aimem.mcp_server import MAX_ERROR_CHARS
 from aimem.testing import FixedJudge, HashEmbedder
-
-pytestmark = pytest.mark.sqlite_only  # inspects the SQLite file itself
 
 ALICE, BOB, CAROL = "alice", "bob", "carol"
 #: In every text field of bob's (content, interpretation, user context, core): a reply
@@ -91,8 +91,10 @@ SNAPSHOT_QUERIES = {
     "memory_versions": f"SELECT * FROM memory_versions WHERE namespace = :ns "
     f"OR memory_id IN ({_BOB_IDS}) ORDER BY id",
 }
-#: Tables without namespace data: the schema version, and the keyword indexes (external
-#: content over ``memories``, so covered by its rows).
+if on_postgres():  # BM25's per-namespace counts: a table of aimem's own on PostgreSQL
+    SNAPSHOT_QUERIES["aimem_fts_stats"] = "SELECT * FROM aimem_fts_stats WHERE namespace = :ns"
+#: Tables without namespace data: the schema version, and SQLite's keyword indexes
+#: (external content over ``memories``, so covered by its rows).
 NOT_NAMESPACED = re.compile(r"aimem_meta|memories_fts.*|memories_active_fts.*")
 
 Snapshot = dict[str, list[tuple[Any, ...]]]
@@ -120,11 +122,11 @@ class FlakyJudge(FixedJudge):
 # -- the shared database and what must not change ----------------------------------------
 
 
-def snapshot(db: Path, namespace: str) -> Snapshot:
+def snapshot(db: Target, namespace: str) -> Snapshot:
     """Every row of ``namespace`` in every table, in a fixed order."""
-    with closing(sqlite3.connect(db)) as conn:
+    with reader(db) as read:
         return {
-            table: conn.execute(sql, {"ns": namespace}).fetchall()
+            table: [tuple(row) for row in read(sql, {"ns": namespace})]
             for table, sql in SNAPSHOT_QUERIES.items()
         }
 
@@ -133,46 +135,52 @@ def dump(snap: Snapshot) -> bytes:
     return repr(sorted(snap.items())).encode("utf-8")
 
 
-def counts(db: Path, namespace: str) -> dict[str, int]:
+def _count_if(condition: str) -> str:
+    return f"coalesce(sum(CASE WHEN {condition} THEN 1 ELSE 0 END), 0)"
+
+
+def counts(db: Target, namespace: str) -> dict[str, int]:
     """The ``Stats`` counts of a namespace, straight from the rows."""
-    with closing(sqlite3.connect(db)) as conn:
-        row = conn.execute(
-            "SELECT count(*), "
-            "coalesce(sum(archived_at IS NULL), 0), "
-            "coalesce(sum(archived_at IS NOT NULL), 0), "
-            "coalesce(sum(archived_at IS NULL AND priority_score IS NULL), 0), "
-            "coalesce(sum(archived_at IS NULL AND pinned), 0) "
-            "FROM memories WHERE namespace = ?",
-            (namespace,),
-        ).fetchone()
-    return dict(zip(("total", "count", "archived", "pending", "pinned"), row, strict=True))
+    [row] = rows(
+        db,
+        "SELECT count(*), "
+        f"{_count_if('archived_at IS NULL')}, "
+        f"{_count_if('archived_at IS NOT NULL')}, "
+        f"{_count_if('archived_at IS NULL AND priority_score IS NULL')}, "
+        f"{_count_if('archived_at IS NULL AND pinned')} "
+        "FROM memories WHERE namespace = ?",
+        (namespace,),
+    )
+    names = ("total", "count", "archived", "pending", "pinned")
+    return dict(zip(names, map(int, row), strict=True))
 
 
-def core_text(db: Path, namespace: str) -> str:
-    with closing(sqlite3.connect(db)) as conn:
-        row = conn.execute("SELECT text FROM core WHERE namespace = ?", (namespace,)).fetchone()
-    return "" if row is None else str(row[0])
+def core_text(db: Target, namespace: str) -> str:
+    found = rows(db, "SELECT text FROM core WHERE namespace = ?", (namespace,))
+    return "" if not found else str(found[0][0])
 
 
-def namespaces_in(db: Path) -> set[str]:
-    with closing(sqlite3.connect(db)) as conn:
-        found: set[str] = set()
+def namespaces_in(db: Target) -> set[str]:
+    found: set[str] = set()
+    with reader(db) as read:
         for table in ("memories", "memory_history", "core", "idempotency_keys"):
-            found |= {ns for (ns,) in conn.execute(f"SELECT DISTINCT namespace FROM {table}")}
+            found |= {ns for (ns,) in read(f"SELECT DISTINCT namespace FROM {table}", ())}
     return found
+
+
+def placed_in(db: Target, ids: Sequence[str]) -> list[tuple[Any, ...]]:
+    """The namespaces the memories ``ids`` are in."""
+    marks = ",".join("?" * len(ids))
+    return rows(db, f"SELECT DISTINCT namespace FROM memories WHERE id IN ({marks})", ids)
 
 
 @dataclass
 class World:
-    """The shared file, and the ids of the memories built into each namespace."""
+    """The shared store, and the ids of the memories built into each namespace."""
 
-    db: Path
+    url: str
     ids: dict[str, dict[str, str]]
     bob_before: Snapshot = field(default_factory=dict)
-
-    @property
-    def url(self) -> str:
-        return f"sqlite:///{self.db}"
 
     @property
     def bob_ids(self) -> list[str]:
@@ -183,14 +191,13 @@ class World:
         return self.ids[ALICE]
 
     def assert_bob_unchanged(self, after: str) -> None:
-        now = snapshot(self.db, BOB)
+        now = snapshot(self.url, BOB)
         assert now == self.bob_before, f"bob's rows changed after {after}"
         assert dump(now) == dump(self.bob_before), f"bob's rows changed after {after}"
 
 
-def build_world(db: Path) -> World:
+def build_world(url: str) -> World:
     """Fill alice and bob with the same kinds of state, their rows interleaved."""
-    url = f"sqlite:///{db}"
     judges = {ns: FlakyJudge() for ns in (ALICE, BOB)}
     ids: dict[str, dict[str, str]] = {ALICE: {}, BOB: {}}
     texts = {ALICE: ALICE_TEXTS, BOB: BOB_TEXTS}
@@ -222,30 +229,25 @@ def build_world(db: Path) -> World:
     finally:
         for store in stores.values():
             store.close()
-    world = World(db, ids)
-    assert counts(db, BOB) == {"total": 5, "count": 4, "archived": 1, "pending": 1, "pinned": 1}
-    tables = _tables(db)
-    assert {t for t in tables if not NOT_NAMESPACED.fullmatch(t)} == set(SNAPSHOT_QUERIES), (
+    world = World(url, ids)
+    assert counts(url, BOB) == {"total": 5, "count": 4, "archived": 1, "pending": 1, "pinned": 1}
+    found = tables(url)
+    assert {t for t in found if not NOT_NAMESPACED.fullmatch(t)} == set(SNAPSHOT_QUERIES), (
         "a new table: add it to SNAPSHOT_QUERIES (or NOT_NAMESPACED if it holds no namespace data)"
     )
-    world.bob_before = snapshot(db, BOB)
+    world.bob_before = snapshot(url, BOB)
     assert all(world.bob_before[t] for t in SNAPSHOT_QUERIES), "bob has rows in every table"
     return world
 
 
-def _tables(db: Path) -> set[str]:
-    with closing(sqlite3.connect(db)) as conn:
-        return {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-
-
 def foreign_export(tmp_path: Path) -> tuple[Path, list[str]]:
-    """An export of an ``alice`` namespace kept in another database file.
+    """An export of an ``alice`` namespace kept in another database.
 
-    Memory ids are unique across a whole database, so an export of the shared file's
+    Memory ids are unique across a whole database, so an export of the shared store's
     alice cannot be imported back into it under another name; this one can.
     """
     path = tmp_path / "elsewhere.jsonl"
-    url = f"sqlite:///{tmp_path / 'elsewhere.db'}"
+    url = store_url(tmp_path / "elsewhere.db")
     with aimem.MemoryStore(
         url, judge=FixedJudge(), embedder=HashEmbedder(), namespace=ALICE
     ) as other:
@@ -309,8 +311,8 @@ class Leaks:
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> World:
-    return build_world(tmp_path / "shared.db")
+def world(db_url_factory: Callable[[str], str]) -> World:
+    return build_world(db_url_factory("shared"))
 
 
 # -- 1. the Python API ------------------------------------------------------------------------
@@ -386,7 +388,7 @@ def _api_stats(a: Api) -> Iterable[object]:
     stats = a.store.stats()
     assert stats.namespace == ALICE
     assert stats.model_dump(include={"total", "count", "archived", "pending", "pinned"}) == (
-        counts(a.world.db, ALICE)
+        counts(a.world.url, ALICE)
     )
     return [stats]
 
@@ -564,7 +566,7 @@ def _api_export_to(a: Api) -> Iterable[object]:
 
 
 def _api_import_from(a: Api) -> Iterable[object]:
-    db = a.world.db
+    db = a.world.url
     mine = a.tmp / "alice-for-carol.jsonl"
     a.store.export_to(mine)
     foreign, foreign_ids = foreign_export(a.tmp)
@@ -572,7 +574,7 @@ def _api_import_from(a: Api) -> Iterable[object]:
     dry = a.store.import_from(foreign, dry_run=True)  # alice's own dry run writes nothing
     with aimem.MemoryStore(a.world.url, judge=FixedJudge(), namespace=CAROL) as carol:
         clash = carol.import_from(mine, dry_run=True)
-        assert not clash.ok, "memory ids are unique across the whole database file"
+        assert not clash.ok, "memory ids are unique across the whole database"
         with pytest.raises(aimem.ValidationError):
             carol.import_from(mine)
         assert snapshot(db, CAROL)["memories"] == []
@@ -580,13 +582,13 @@ def _api_import_from(a: Api) -> Iterable[object]:
         assert imported.ok and imported.memories == len(foreign_ids)
         assert {m.id for m in carol.list(include_archived=True)} == set(foreign_ids)
         assert carol.get_core() == f"Alice's travelling core, {ALICE_MARK} edition."
-    with closing(sqlite3.connect(db)) as conn:
-        carol_ids = conn.execute(
-            "SELECT id FROM memories WHERE namespace = ? ORDER BY seq", (CAROL,)
-        ).fetchall()
-        keys = conn.execute(
-            "SELECT namespace, key, memory_id FROM idempotency_keys WHERE key = 'bob-key'"
-        ).fetchall()
+    carol_ids = rows(db, "SELECT id FROM memories WHERE namespace = ? ORDER BY seq", (CAROL,))
+    keys = [
+        tuple(row)
+        for row in rows(
+            db, "SELECT namespace, key, memory_id FROM idempotency_keys WHERE key = 'bob-key'"
+        )
+    ]
     assert [i for (i,) in carol_ids] == foreign_ids
     assert sorted(keys) == sorted(
         [(BOB, "bob-key", a.world.ids[BOB]["second"]), (CAROL, "bob-key", foreign_ids[0])]
@@ -598,11 +600,16 @@ def _api_import_from(a: Api) -> Iterable[object]:
 def _api_reembed(a: Api) -> Iterable[object]:
     # Every vector of alice's, archived ones too; bob's vectors stay as they were.
     done = a.store.reembed()
-    assert done == counts(a.world.db, ALICE)["total"]
+    assert done == counts(a.world.url, ALICE)["total"]
     return [done]
 
 
 def _api_backup(a: Api) -> Iterable[object]:
+    if on_postgres():  # a server is backed up with its own tools: refused, bob untouched
+        with pytest.raises(aimem.StorageError, match="pg_dump") as refused:
+            a.store.backup(a.tmp / "backup.db")
+        assert not (a.tmp / "backup.db").exists()
+        return [str(refused.value)]
     # The whole file, every namespace: that is what a backup is. It must only not change bob.
     target = a.store.backup(a.tmp / "backup.db")
     assert snapshot(target, BOB) == a.world.bob_before
@@ -644,7 +651,7 @@ API_NOT_A_PATH = {"close"}  # ends the store's own connection; reads and writes 
 
 def _api_core_property(a: Api) -> Iterable[object]:
     a.store.core = f"{CORES[ALICE]} Via the property."
-    assert core_text(a.world.db, ALICE) == f"{CORES[ALICE]} Via the property."
+    assert core_text(a.world.url, ALICE) == f"{CORES[ALICE]} Via the property."
     return [a.store.core]
 
 
@@ -689,7 +696,7 @@ def test_api_paths_stay_in_their_namespace(world: World, tmp_path: Path) -> None
     related = [i for seen in judge.related_seen for i in seen]
     assert related, "alice's saves had related memories for the judge"
     assert not set(related) & set(world.bob_ids), "bob's memories were shown to alice's judge"
-    assert namespaces_in(world.db) == {ALICE, BOB, CAROL}
+    assert namespaces_in(world.url) == {ALICE, BOB, CAROL}
     world.assert_bob_unchanged("every API path")
 
 
@@ -877,7 +884,7 @@ def _cli_prune(c: Cli) -> None:
 def _cli_stats(c: Cli) -> None:
     stats = c("stats", "--json").json()
     assert stats["namespace"] == ALICE
-    wanted = counts(c.world.db, ALICE)
+    wanted = counts(c.world.url, ALICE)
     assert {k: stats[k] for k in wanted} == wanted
     c("stats")
 
@@ -890,7 +897,7 @@ def _cli_core(c: Cli) -> None:
 
 
 def _cli_read_core(c: Cli) -> None:
-    assert c("read-core").out.strip() == core_text(c.world.db, ALICE)
+    assert c("read-core").out.strip() == core_text(c.world.url, ALICE)
 
 
 def _cli_context(c: Cli) -> None:
@@ -934,16 +941,16 @@ def _cli_import(c: Cli) -> None:
     assert dry["ok"] is True and dry["dry_run"] is True
     done = c("import", str(path), "--json").json()
     assert done["ok"] is True and done["memories"] == len(ids)
-    with closing(sqlite3.connect(c.world.db)) as conn:
-        placed = conn.execute(
-            f"SELECT DISTINCT namespace FROM memories WHERE id IN ({','.join('?' * len(ids))})",
-            ids,
-        ).fetchall()
-    assert placed == [(ALICE,)]
+    assert placed_in(c.world.url, ids) == [(ALICE,)]
     c.raw("core", "--set", CORES[ALICE])  # the import set alice's core: put hers back
 
 
 def _cli_backup(c: Cli) -> None:
+    if on_postgres():  # a server is backed up with its own tools: one line, bob untouched
+        refused = c("backup", str(c.tmp / "cli-backup.db"), code=1)
+        assert "pg_dump" in refused.err and "Traceback" not in refused.err
+        assert not (c.tmp / "cli-backup.db").exists()
+        return
     # A whole-file copy holds every namespace by design; it must only leave bob unchanged.
     c("backup", str(c.tmp / "cli-backup.db"))
 
@@ -951,7 +958,7 @@ def _cli_backup(c: Cli) -> None:
 def _cli_reembed(c: Cli) -> None:
     # Re-computes alice's vectors only; bob's stay byte-identical.
     run = c("reembed", "--embedder", "local")
-    assert f"{counts(c.world.db, ALICE)['total']} memories" in run.out
+    assert f"{counts(c.world.url, ALICE)['total']} memories" in run.out
 
 
 def _cli_reinterpret(c: Cli) -> None:
@@ -984,7 +991,7 @@ def _cli_import_aigpt(c: Cli) -> None:
     c.leaks.check_ids(run.out + run.err, "aimem import-aigpt")
     copies = [m for m in c.listed() if BOB_MARK in m["content"]]
     assert len(copies) == 1, "bob's text became a new alice memory"
-    assert core_text(c.world.db, ALICE) == f"{CORES[ALICE]} From aigpt."
+    assert core_text(c.world.url, ALICE) == f"{CORES[ALICE]} From aigpt."
     c.purge_copies()
     c.raw("core", "--set", CORES[ALICE])
 
@@ -1046,7 +1053,7 @@ def test_cli_paths_stay_in_their_namespace(
     monkeypatch.setenv("AIMEM_MAX_MEMORIES", "2")  # alice's saves and prunes do archive
     cli = Cli(world, Leaks(world), tmp_path, capsys, monkeypatch)
     # `aimem` with no command: the status line counts alice's memories, not bob's.
-    alice = counts(world.db, ALICE)
+    alice = counts(world.url, ALICE)
     status = cli().out.replace("\n", " ")
     assert f"memories ({ALICE} namespace)" in status
     line = (
@@ -1057,7 +1064,7 @@ def test_cli_paths_stay_in_their_namespace(
     for name, case in CLI_CASES.items():
         case(cli)
         world.assert_bob_unchanged(f"aimem {name}")
-    assert namespaces_in(world.db) == {ALICE, BOB}
+    assert namespaces_in(world.url) == {ALICE, BOB}
     world.assert_bob_unchanged("every CLI command")
 
 
@@ -1073,10 +1080,10 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def stdio_session(db: Path, *args: str, **env: str) -> AsyncIterator[ClientSession]:
+async def stdio_session(url: str, *args: str, **env: str) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=AIMEM,
-        args=["--database-url", f"sqlite:///{db}", *args, "mcp"],
+        args=["--database-url", url, *args, "mcp"],
         env=_env(**env),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -1223,7 +1230,7 @@ async def _mcp_prune_memories(m: Mcp) -> None:
 async def _mcp_memory_stats(m: Mcp) -> None:
     stats = await m("memory_stats")
     assert stats["namespace"] == ALICE
-    wanted = counts(m.world.db, ALICE)
+    wanted = counts(m.world.url, ALICE)
     assert {k: stats[k] for k in wanted} == wanted
 
 
@@ -1241,17 +1248,13 @@ async def _mcp_compress(m: Mcp) -> None:
     emptied = await m("compress", items=[], allow_empty=True)
     ids = done["archived"] + emptied["archived"]
     assert ids and emptied["memories"] == []
-    with closing(sqlite3.connect(m.world.db)) as conn:
-        placed = conn.execute(
-            f"SELECT DISTINCT namespace FROM memories WHERE id IN ({','.join('?' * len(ids))})",
-            ids,
-        ).fetchall()
-        left = conn.execute(
-            "SELECT count(*) FROM memories WHERE namespace = ? AND archived_at IS NULL "
-            "AND NOT pinned AND priority_score IS NOT NULL",
-            (ALICE,),
-        ).fetchone()
-    assert placed == [(ALICE,)] and left == (0,)
+    left = scalar(
+        m.world.url,
+        "SELECT count(*) FROM memories WHERE namespace = ? AND archived_at IS NULL "
+        "AND NOT pinned AND priority_score IS NOT NULL",
+        (ALICE,),
+    )
+    assert placed_in(m.world.url, ids) == [(ALICE,)] and left == 0
 
 
 #: Every tool, in the order they run.
@@ -1302,7 +1305,9 @@ def test_mcp_paths_stay_in_their_namespace(world: World) -> None:
     leaks = Leaks(world)
 
     async def scenario() -> None:
-        async with stdio_session(world.db, "--namespace", ALICE, AIMEM_MAX_MEMORIES="2") as session:
+        async with stdio_session(
+            world.url, "--namespace", ALICE, AIMEM_MAX_MEMORIES="2"
+        ) as session:
             init = await session.initialize()
             assert init.instructions is not None and CORES[ALICE] in init.instructions
             leaks.check(init.instructions, "initialize instructions")
@@ -1319,5 +1324,5 @@ def test_mcp_paths_stay_in_their_namespace(world: World) -> None:
             await _mcp_resources(mcp)
 
     asyncio.run(scenario())
-    assert namespaces_in(world.db) == {ALICE, BOB}
+    assert namespaces_in(world.url) == {ALICE, BOB}
     world.assert_bob_unchanged("every MCP tool and resource")

@@ -1,62 +1,82 @@
-"""The SQLite layer on a real file: schema, history, indexes, hostile queries, processes."""
+"""The storage layer on a real store: schema, history, indexes, hostile queries, processes.
+
+Each test's store is a SQLite file or a PostgreSQL database (``db_url``); the rows are
+read directly through ``_db.py``. Tests marked ``sqlite_only`` look at what only a
+SQLite file has (its journal mode, FTS5's own index, its query planner); one looks at
+PostgreSQL's planner instead.
+"""
 
 from __future__ import annotations
 
 import multiprocessing
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+from _db import DB_ERRORS, dump_text, execute, rows, scalar, sqlite_path
+from _stores import on_postgres
 
 import aimem
+import aimem.storage.postgres_search as pg_search
+import aimem.storage.sqlite_search as lite_search
 from aimem.keywords import fts_query, scoped
 from aimem.storage.schema import SCHEMA_VERSION
 from aimem.testing import FixedJudge
 
-pytestmark = pytest.mark.sqlite_only  # inspects the SQLite file itself
 
-
-def _path(url: str) -> str:
-    return url.removeprefix("sqlite:///")
-
-
-def test_database_file_created_with_wal_and_schema_version(db_url: str) -> None:
-    with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
-        store.save("I like tea")
-    con = sqlite3.connect(_path(db_url))
+@contextmanager
+def _sqlite(db_url: str) -> Iterator[sqlite3.Connection]:
+    path = sqlite_path(db_url)
+    assert path is not None, "a sqlite_only test"
+    con = sqlite3.connect(path)
     try:
-        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        (version,) = con.execute(
-            "SELECT value FROM aimem_meta WHERE key = 'schema_version'"
-        ).fetchone()
-        assert int(version) == SCHEMA_VERSION
+        yield con
     finally:
         con.close()
 
 
+@pytest.mark.sqlite_only  # the file's journal mode
+def test_database_file_is_in_wal_mode(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
+        store.save("I like tea")
+    with _sqlite(db_url) as con:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_the_schema_version_is_stamped(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
+        store.save("I like tea")
+    version = scalar(db_url, "SELECT value FROM aimem_meta WHERE key = 'schema_version'")
+    assert int(version) == SCHEMA_VERSION
+
+
+@pytest.mark.sqlite_only  # the default store is a SQLite file in the platform data dir
 def test_default_database_lives_in_platform_data_dir(tmp_path: Path) -> None:
+    expected = tmp_path / "xdg-data" / "aimem" / "aimem.db"
     with aimem.MemoryStore(judge=FixedJudge()) as store:
         store.save("first use creates the file")
-        assert store.database_url == f"sqlite:///{tmp_path / 'xdg-data' / 'aimem' / 'aimem.db'}"
-    assert (tmp_path / "xdg-data" / "aimem" / "aimem.db").is_file()
+        assert store.database_url.startswith("sqlite:///")
+        assert Path(store.database_url.removeprefix("sqlite:///")) == expected
+    assert expected.is_file()
 
 
 def _create(db_url: str) -> None:
-    """Create the file (a store is created by its first write, and prune writes)."""
+    """Create the store (a store is created by its first write, and prune writes)."""
     with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
         store.prune()
 
 
 def test_newer_schema_is_refused(db_url: str) -> None:
     _create(db_url)
-    con = sqlite3.connect(_path(db_url))
-    con.execute("UPDATE aimem_meta SET value = '999' WHERE key = 'schema_version'")
-    con.commit()
-    con.close()
+    execute(db_url, "UPDATE aimem_meta SET value = ? WHERE key = 'schema_version'", ("999",))
     with pytest.raises(aimem.StorageError, match="upgrade aimem"):
         aimem.MemoryStore(db_url, judge=FixedJudge())
 
 
+@pytest.mark.sqlite_only  # SQLite's private in-memory databases
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
 def test_in_memory_stores_work_and_are_private(url: str) -> None:
     with (
@@ -69,14 +89,11 @@ def test_in_memory_stores_work_and_are_private(url: str) -> None:
 
 
 def _events(db_url: str, memory_id: str) -> list[tuple[str, int]]:
-    con = sqlite3.connect(_path(db_url))
-    try:
-        return con.execute(
-            "SELECT event, version FROM memory_history WHERE memory_id = ? ORDER BY id",
-            (memory_id,),
-        ).fetchall()
-    finally:
-        con.close()
+    return rows(
+        db_url,
+        "SELECT event, version FROM memory_history WHERE memory_id = ? ORDER BY id",
+        (memory_id,),
+    )
 
 
 def test_history_records_every_event_in_order(db_url: str) -> None:
@@ -88,7 +105,7 @@ def test_history_records_every_event_in_order(db_url: str) -> None:
         store.restore(m.id)  # archives the other to make room
         store.update(m.id, "keep me, edited [score=0.60]")
         store.delete(m.id)
-    assert _events(db_url, m.id) == [
+    assert [tuple(e) for e in _events(db_url, m.id)] == [
         ("save", 1),
         ("pin", 2),
         ("unpin", 3),
@@ -102,34 +119,31 @@ def test_history_records_every_event_in_order(db_url: str) -> None:
 def test_history_is_append_only(db_url: str) -> None:
     with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
         store.save("something")
-    con = sqlite3.connect(_path(db_url))
-    try:
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-            con.execute("UPDATE memory_history SET event = 'x'")
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-            con.execute("DELETE FROM memory_history")
-    finally:
-        con.close()
+    for statement in ("UPDATE memory_history SET event = 'x'", "DELETE FROM memory_history"):
+        with pytest.raises(DB_ERRORS, match="append-only"):
+            execute(db_url, statement, ())
+    assert scalar(db_url, "SELECT count(*) FROM memory_history") == 1
 
 
 def test_delete_leaves_no_text_behind(db_url: str) -> None:
     with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
+        kept = store.save("a kept note about tea")
         m = store.save("my secret diary entry")
+        store.update(m.id, "my secret diary entry, edited")  # a stored previous version too
         store.delete(m.id)
         with pytest.raises(aimem.NotFoundError):
             store.get(m.id)
-    con = sqlite3.connect(_path(db_url))
-    try:
-        dump = "\n".join(con.iterdump())
-    finally:
-        con.close()
-    assert "secret diary" not in dump
+    dump = dump_text(db_url)
+    assert "kept note" in dump  # the dump does show stored text
+    # Neither the text nor its keyword terms ("diary" is stemmed to "diari").
+    assert "secret" not in dump and "diar" not in dump
+    assert kept.id in dump and m.id in dump  # the delete event keeps the id, never the text
 
 
+@pytest.mark.sqlite_only  # SQLite's query planner (EXPLAIN QUERY PLAN)
 def test_capacity_queries_use_the_index(db_url: str) -> None:
     _create(db_url)
-    con = sqlite3.connect(_path(db_url))
-    try:
+    with _sqlite(db_url) as con:
         plans = [
             " ".join(str(r[-1]) for r in con.execute("EXPLAIN QUERY PLAN " + sql, params))
             for sql, params in [
@@ -147,11 +161,30 @@ def test_capacity_queries_use_the_index(db_url: str) -> None:
                 ),
             ]
         ]
-    finally:
-        con.close()
     for plan in plans:
         assert "ix_memories_capacity" in plan
         assert "TEMP B-TREE" not in plan  # no sort of every row
+
+
+@pytest.mark.skipif(not on_postgres(), reason="PostgreSQL's planner")
+def test_capacity_queries_use_the_index_on_postgresql(db_url: str) -> None:
+    # aimem's own statements, planned with sorting and full scans priced out: the index
+    # must answer them in forgetting order, reading only the rows asked for.
+    from aimem.storage import sql_capacity
+
+    with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
+        store.prune()
+        engine = store._async._db.engine  # the store's own pool, not a public API
+        params = {"ns": "default", "threshold": 0.3, "limit": 3}
+        with engine.connect() as conn:
+            for setting in ("enable_seqscan", "enable_bitmapscan", "enable_sort"):
+                conn.exec_driver_sql(f"SET {setting} = off")
+            for statement in (sql_capacity._BELOW_MIN, sql_capacity._LOWEST_ABOVE_MIN):
+                query = statement.compile(dialect=conn.dialect)
+                explained = conn.exec_driver_sql(f"EXPLAIN {query}", query.construct_params(params))
+                plan = "\n".join(r[0] for r in explained)
+                assert "ix_memories_capacity" in plan, plan
+                assert "Sort" not in plan, plan  # no sort of every row
 
 
 @pytest.mark.parametrize(
@@ -215,17 +248,12 @@ def test_capped_counts_stay_exact_through_every_transition(db_url: str) -> None:
         store.delete(ids[3])
         store.update(ids[2], "m2 changed [score=0.1]")  # below min: archived
         store.save("low [score=0.1]")
-        con = sqlite3.connect(_path(db_url))
-        try:
-            (kept,) = con.execute(
-                "SELECT capped FROM namespace_counts WHERE namespace = 'default'"
-            ).fetchone()
-            (actual,) = con.execute(
-                "SELECT count(*) FROM memories WHERE namespace = 'default' AND archived_at IS NULL"
-                " AND pinned = 0 AND priority_score IS NOT NULL"
-            ).fetchone()
-        finally:
-            con.close()
+        kept = scalar(db_url, "SELECT capped FROM namespace_counts WHERE namespace = 'default'")
+        actual = scalar(
+            db_url,
+            "SELECT count(*) FROM memories WHERE namespace = 'default' AND archived_at IS NULL"
+            " AND NOT pinned AND priority_score IS NOT NULL",
+        )
         assert kept == actual == len(store.list()) <= 3
 
 
@@ -234,58 +262,64 @@ def test_long_inputs_keep_their_longest_words() -> None:
     assert query == '"eee" OR "ffff" OR "ggggg"'
 
 
+def _garden_churn(store: aimem.MemoryStore) -> None:
+    """Archive (cap 2), restore and reword memories, checking keyword search at each step."""
+    saved = [store.save(f"garden note {i} [score=0.{i + 4}]") for i in range(6)]
+    active = {m.id for m in store.list()}
+    assert {h.memory.id for h in store.search("garden")} == active
+    everything = store.search("garden", include_archived=True)
+    assert {h.memory.id for h in everything} == {m.id for m in saved}
+    store.restore(saved[0].id)
+    store.update(saved[0].id, "orchard note [score=0.95]")
+    assert [h.memory.id for h in store.search("orchard")] == [saved[0].id]
+    assert saved[0].id not in {h.memory.id for h in store.search("garden")}
+    assert {h.memory.id for h in store.search("garden")} == {
+        m.id for m in store.list() if m.id != saved[0].id
+    }
+
+
+def test_keyword_search_stays_right_through_archive_restore_and_update(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=FixedJudge(), max_memories=2) as store:
+        _garden_churn(store)
+
+
+@pytest.mark.sqlite_only  # FTS5's own integrity check, after SQLite's index compaction
 def test_keyword_indexes_stay_right_through_archive_restore_and_compaction(
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("aimem.storage.sqlite.COMPACT_EVERY", 3)
     with aimem.MemoryStore(db_url, judge=FixedJudge(), max_memories=2) as store:
-        saved = [store.save(f"garden note {i} [score=0.{i + 4}]") for i in range(6)]
-        active = {m.id for m in store.list()}
-        assert {h.memory.id for h in store.search("garden")} == active
-        everything = store.search("garden", include_archived=True)
-        assert {h.memory.id for h in everything} == {m.id for m in saved}
-        store.restore(saved[0].id)
-        store.update(saved[0].id, "orchard note [score=0.95]")
-        assert [h.memory.id for h in store.search("orchard")] == [saved[0].id]
-        assert saved[0].id not in {h.memory.id for h in store.search("garden")}
-    con = sqlite3.connect(_path(db_url))
-    try:  # the full index mirrors the table exactly
+        _garden_churn(store)
+    with _sqlite(db_url) as con:  # the full index mirrors the table exactly
         con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
-    finally:
-        con.close()
+
+
+def _affordable(conn: Any, words: list[str]) -> list[str]:
+    """The dialect's choice of terms within a budget of 3 matches, at most 6 terms."""
+    terms = scoped(words, "default")
+    if on_postgres():
+        chosen = pg_search.affordable_terms(conn, True, terms, 3, 6, keep_rarest=False)
+        return [term for term, _ in chosen]
+    return lite_search.affordable_terms(conn, "memories_active_fts", terms, 3, 6, keep_rarest=False)
 
 
 def test_term_budget_never_picks_a_common_word_by_rarity(
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import aimem.storage.sqlite_search as q
-
-    monkeypatch.setattr(q, "RELATED_POSTINGS", 3)
-    monkeypatch.setattr(q, "SEARCH_POSTINGS", 3)
+    search = pg_search if on_postgres() else lite_search
+    for module in (pg_search, lite_search):  # PostgreSQL's copies are its own
+        monkeypatch.setattr(module, "RELATED_POSTINGS", 3)
+        monkeypatch.setattr(module, "SEARCH_POSTINGS", 3)
     with aimem.MemoryStore(db_url, judge=FixedJudge(), min_priority_score=0.0) as store:
         for i in range(6):
             store.save(f"common words everywhere, note {i}")
         store.save("a rare zebra sighting")
         db = store._async._db  # the store's own connection pool, not a public API
         with db.engine.connect() as conn:
-            counts_capped = q.affordable_terms(
-                conn,
-                "memories_active_fts",
-                scoped(["common", "words", "everywhere"], "default"),
-                3,
-                6,
-                keep_rarest=False,
-            )
+            counts_capped = _affordable(conn, ["common", "words", "everywhere"])
             assert counts_capped == [], "every term is over the budget: none is 'rarest'"
-            assert q.affordable_terms(
-                conn,
-                "memories_active_fts",
-                scoped(["common", "zebra"], "default"),
-                3,
-                6,
-                keep_rarest=False,
-            ) == scoped(["zebra"], "default")
-            related = q.keyword_matches(
+            assert _affordable(conn, ["common", "zebra"]) == scoped(["zebra"], "default")
+            related = search.keyword_matches(
                 conn, "default", "common words everywhere", limit=5, related=True
             )
             assert related == []

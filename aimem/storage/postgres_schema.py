@@ -138,6 +138,25 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
 FIRST_VERSION = 4
 
 
+def _refuse_foreign_tables(conn: Connection) -> None:
+    """A schema holding another application's tables (and no stamp) is left untouched.
+
+    Raises:
+        StorageError: it holds tables aimem does not create.
+    """
+    ours = {table.name for table in SQLModel.metadata.sorted_tables} | {"aimem_fts_stats"}
+    found = conn.execute(
+        text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    ).scalars()
+    foreign = sorted(set(found) - ours)
+    if foreign:
+        raise StorageError(
+            f"This database belongs to another application (tables: {', '.join(foreign[:5])}); "
+            "aimem left it untouched: point aimem at a database (or a schema, "
+            "?options=-csearch_path%3Daimem) of its own"
+        )
+
+
 def stored_version(conn: Connection) -> int | None:
     """The version stamped in the database, or None before aimem created its schema."""
     exists = conn.execute(text("SELECT to_regclass('aimem_meta') IS NOT NULL")).scalar_one()
@@ -178,6 +197,7 @@ def migrate(conn: Connection) -> None:
     conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
     stored = stored_version(conn)
     if stored is None:
+        _refuse_foreign_tables(conn)
         create_schema(conn)
         return
     if stored > SCHEMA_VERSION:

@@ -28,7 +28,12 @@ _CAPPED = (
     & (m.pinned == false())
     & m.priority_score.is_not(None)
 )
-_FORGETTING_ORDER = (m.priority_score, m.created_at, m.id)
+# The leading columns are fixed by the WHERE clause, so ordering by them changes nothing
+# but lets PostgreSQL walk ix_memories_capacity (it does not take "archived_at IS NULL"
+# as fixing that column) instead of reading and sorting every active row.
+_FORGETTING_ORDER = (
+    m.namespace, m.archived_at, m.pinned, m.priority_score, m.created_at, m.id
+)  # fmt: skip
 _BELOW_MIN = (
     select(m.id, m.priority_score, m.created_at)
     .where(_CAPPED & (m.priority_score < bindparam("threshold")))
