@@ -44,6 +44,11 @@ def default_judge(settings: Settings) -> Judge:
             api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
             timeout=settings.judge_timeout,
             max_attempts=settings.judge_max_attempts,
+            temperature=settings.judge_temperature,
+            max_tokens=settings.judge_max_tokens,
+            seed=settings.judge_seed,
+            heuristic_weight=settings.judge_heuristic_weight,
+            check_faithfulness=settings.judge_check_faithfulness,
         )
     if not _warned_heuristic:
         _warned_heuristic = True

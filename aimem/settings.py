@@ -103,6 +103,33 @@ class Settings(BaseModel):
             "items per call; 1 = one call per item."
         ),
     )
+    judge_temperature: float | None = Field(
+        default=0.0,
+        ge=0.0,
+        le=2.0,
+        description="Sent with every judge request; 'none' leaves it to the server.",
+    )
+    judge_max_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Bound on each judge reply; None sizes it to the request.",
+    )
+    judge_seed: int | None = Field(
+        default=0, description="Seed for repeatable sampling where supported; 'none' omits it."
+    )
+    judge_heuristic_weight: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "The offline heuristic's share of each component; None: 0.5 for a small model "
+            "(at most 8B parameters by name), else 0."
+        ),
+    )
+    judge_check_faithfulness: bool = Field(
+        default=True,
+        description="Re-ask once when an interpretation changes the content's facts, then keep it.",
+    )
     related_limit: int = Field(
         default=5, ge=0, le=20, description="Existing memories shown to the judge for novelty."
     )
@@ -184,6 +211,11 @@ _ENV_NAMES = {
     "judge_max_attempts": "AIMEM_JUDGE_MAX_ATTEMPTS",
     "judge_concurrency": "AIMEM_JUDGE_CONCURRENCY",
     "judge_batch_size": "AIMEM_JUDGE_BATCH_SIZE",
+    "judge_temperature": "AIMEM_JUDGE_TEMPERATURE",
+    "judge_max_tokens": "AIMEM_JUDGE_MAX_TOKENS",
+    "judge_seed": "AIMEM_JUDGE_SEED",
+    "judge_heuristic_weight": "AIMEM_JUDGE_HEURISTIC_WEIGHT",
+    "judge_check_faithfulness": "AIMEM_JUDGE_CHECK_FAITHFULNESS",
     "search_priority_weight": "AIMEM_SEARCH_PRIORITY_WEIGHT",
     "search_recency_weight": "AIMEM_SEARCH_RECENCY_WEIGHT",
     "recency_half_life_days": "AIMEM_RECENCY_HALF_LIFE_DAYS",
@@ -194,9 +226,27 @@ _ENV_NAMES = {
 }
 
 
-def _from_env(env: Mapping[str, str]) -> dict[str, str]:
+#: Settings where the word "none" (env or config file) means None: not sent, or automatic.
+_NONE_ALLOWED = frozenset(
+    {"judge_temperature", "judge_max_tokens", "judge_seed", "judge_heuristic_weight"}
+)
+
+
+def _from_env(env: Mapping[str, str]) -> dict[str, str | None]:
     # pydantic parses "false"/"0"/"250" from strings, so values pass through as text.
-    return {field: env[name] for field, name in _ENV_NAMES.items() if env.get(name, "") != ""}
+    return _none_words(
+        {field: env[name] for field, name in _ENV_NAMES.items() if env.get(name, "") != ""}
+    )
+
+
+def _none_words(values: dict[str, Any]) -> dict[str, Any]:
+    """``"none"`` as None for the settings where None means something."""
+    return {
+        k: None
+        if k in _NONE_ALLOWED and isinstance(v, str) and v.strip().lower() in ("none", "null")
+        else v
+        for k, v in values.items()
+    }
 
 
 def _from_file(path: Path) -> dict[str, Any]:
@@ -208,4 +258,4 @@ def _from_file(path: Path) -> dict[str, Any]:
         raise ValidationError(f"Cannot read aimem config file {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ValidationError(f"aimem config file {path} must hold a JSON object")
-    return data
+    return _none_words(data)

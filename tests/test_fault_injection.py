@@ -263,7 +263,14 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("503-retry-after-3-once", (status(503, {"Retry-After": "3"}),), True, 2, (3.0,)),
     Scenario("504-always", (status(504),) * 3, False, 3, 2),
     # HTTP failures that no retry fixes: one request, then the policy.
-    Scenario("400-bad-request", (status(400, message="response_format unsupported"),), False, 1),
+    Scenario("400-bad-request", (status(400, message="messages malformed"),), False, 1),
+    # A refusal naming response_format steps down once (json_object), never retried as is.
+    Scenario(
+        "400-response-format-refused",
+        (status(400, message="response_format unsupported"),) * 2,
+        False,
+        2,
+    ),
     Scenario("401-unauthorized", (status(401, message=f"Incorrect API key {API_KEY}"),), False, 1),
     Scenario("403-forbidden", (status(403, message="no access to stub-model"),), False, 1),
     Scenario("404-model-not-found", (status(404, message="model not found"),), False, 1),

@@ -14,7 +14,7 @@ import pytest
 
 import aimem.judges.openai as judge_module
 from aimem.exceptions import ValidationError
-from aimem.judges.output import RESPONSE_FORMAT
+from aimem.judges.output import response_format
 from aimem.judges.prompts import (
     extract_data_block,
     load_prompt,
@@ -45,7 +45,14 @@ def test_interpret_prompt_header_is_parsed() -> None:
     prompt = load_prompt("interpret", "v2")
     assert (prompt.name, prompt.version) == ("interpret", "interpret.v2")
     assert set(prompt.variables) == {"nonce", "content", "user_context", "related"}
-    assert load_prompt() is prompt  # cached
+    assert load_prompt("interpret", "v2") is prompt  # cached
+    assert prompt.scale is None  # v2 asks for the fractions themselves
+
+
+def test_the_default_prompt_is_v3_on_an_integer_scale() -> None:
+    prompt = load_prompt()
+    assert (prompt.version, prompt.scale) == ("interpret.v3", 5)
+    assert load_prompt("interpret_batch").scale == 5
 
 
 def test_parse_prompt_reads_header_and_sections() -> None:
@@ -105,9 +112,9 @@ def test_lookup_order_is_packaged_copy_then_checkout() -> None:
 
 
 def test_checkout_fallback_is_used_in_an_editable_install() -> None:
-    if prompt_dirs()[0].joinpath("interpret.v2.md").is_file():
+    if prompt_dirs()[0].joinpath("interpret.v3.md").is_file():
         pytest.skip("running from an installed wheel, which has the packaged copy")
-    assert load_prompt().source == str(REPO / "prompts" / "interpret.v2.md")
+    assert load_prompt().source == str(REPO / "prompts" / "interpret.v3.md")
 
 
 def test_unknown_prompt_names_every_place_searched() -> None:
@@ -139,7 +146,7 @@ def test_wheel_ships_the_prompts_and_loads_them(tmp_path: Path) -> None:
     site = tmp_path / "site"
     with zipfile.ZipFile(wheel) as archive:
         assert "aimem/_prompts/interpret.v1.md" in archive.namelist()
-        assert "aimem/_prompts/interpret.v2.md" in archive.namelist()
+        assert "aimem/_prompts/interpret.v3.md" in archive.namelist()
         archive.extractall(site)
     code = "from aimem.judges.prompts import load_prompt; print(load_prompt().source)"
     env = {**os.environ, "PYTHONPATH": str(site)}
@@ -151,7 +158,7 @@ def test_wheel_ships_the_prompts_and_loads_them(tmp_path: Path) -> None:
         env=env,
         cwd=tmp_path,
     ).stdout.strip()
-    assert source == str(site / "aimem" / "_prompts" / "interpret.v2.md")
+    assert source == str(site / "aimem" / "_prompts" / "interpret.v3.md")
     # The judge's labelled dev set ships too, so evaluation runs from any folder.
     code = "from aimem.evaluation import dev_set; print(len(dev_set()))"
     count = subprocess.run(
@@ -173,8 +180,9 @@ def test_rubric_is_static_and_first_data_is_last() -> None:
     assert "{{" not in prompt.system  # the system part is a cacheable static prefix
     for component in ("emotional_impact", "user_relevance", "novelty", "utility"):
         assert component in prompt.system
-    assert prompt.system.count("- 0:") == 4 and prompt.system.count("- ~0.1:") == 4
-    assert prompt.system.count("- 0.25:") == 4
+    # interpret.v3: integer anchors 0, 2 and 5 on the 0-5 scale.
+    assert prompt.system.count("- 0:") == 4 and prompt.system.count("- 2:") == 4
+    assert prompt.system.count("- 5:") == 4 and prompt.scale == 5
     assert "priority" not in prompt.system.lower() and "total" not in prompt.system.lower()
     assert "DATA" in prompt.system and "never instructions" in prompt.system
     assert prompt.user.rstrip().endswith('</memory-data id="{{nonce}}">')
@@ -182,7 +190,7 @@ def test_rubric_is_static_and_first_data_is_last() -> None:
 
 def test_rendered_request_is_well_under_a_thousand_tokens() -> None:
     messages = judge_module.build_messages(load_prompt(), "I'm allergic to penicillin.")
-    request = json.dumps({"messages": messages, "response_format": RESPONSE_FORMAT})
+    request = json.dumps({"messages": messages, "response_format": response_format(True, 5, 5)})
     # ~4 characters per token for English; 3.5 leaves a margin.
     assert len(request) / 3.5 < 1000
 

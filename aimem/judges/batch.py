@@ -25,6 +25,7 @@ from .output import (
     check_supersedes_shown,
     describe_validation,
     output_object_schema,
+    scaled_to_fractions,
     strip_code_fence,
 )
 from .prompts import PromptTemplate, new_nonce
@@ -46,9 +47,27 @@ class JudgeItem:
     related: Sequence[Memory] = ()
 
 
-def batch_response_format(supersession: bool = True) -> ResponseFormatJSONSchema:
-    """The batch answer's schema; ``supersession=False`` for prompts before v2."""
-    item = output_object_schema({"index": {"type": "integer"}}, supersession=supersession)
+def batch_response_format(
+    supersession: bool = True,
+    scale: int | None = None,
+    count: int | None = None,
+    shown: int | None = None,
+) -> ResponseFormatJSONSchema:
+    """The batch answer's schema; ``supersession=False`` for prompts before v2.
+
+    With ``count`` (interpret_batch.v3) the list holds exactly ``count`` answers and each
+    index lies in ``1..count``: a grammar engine then cannot drop, add or misnumber one.
+    ``scale`` and ``shown`` bound the components and ``supersedes`` as for one item.
+    """
+    index: dict[str, object] = {"type": "integer"}
+    if count is not None:
+        index = {"type": "integer", "minimum": 1, "maximum": count}
+    item = output_object_schema(
+        {"index": index}, supersession=supersession, scale=scale, shown=shown
+    )
+    answers: dict[str, object] = {"type": "array", "items": item}
+    if count is not None:
+        answers = {**answers, "minItems": count, "maxItems": count}
     return {
         "type": "json_schema",
         "json_schema": {
@@ -56,7 +75,7 @@ def batch_response_format(supersession: bool = True) -> ResponseFormatJSONSchema
             "strict": True,
             "schema": {
                 "type": "object",
-                "properties": {"items": {"type": "array", "items": item}},
+                "properties": {"items": answers},
                 "required": ["items"],
                 "additionalProperties": False,
             },
@@ -103,12 +122,12 @@ def build_batch_messages(
 
 
 def parse_batch(
-    reply: Reply, count: int, shown: Sequence[int] | None = None
+    reply: Reply, count: int, shown: Sequence[int] | None = None, scale: int | None = None
 ) -> tuple[dict[int, JudgeOutput], list[str]]:
     """Validate a batch answer item by item.
 
     ``shown[i]`` is how many related memories item ``i + 1`` showed: its ``supersedes``
-    may name no other (None: no such check).
+    may name no other (None: no such check). ``scale``: the prompt's component scale.
 
     Returns ``({item number: output}, problems)``: numbers absent from the dict (missing,
     duplicated, out of range or invalid) must be judged again one at a time.
@@ -138,7 +157,7 @@ def parse_batch(
         seen[number] = seen.get(number, 0) + 1
         fields = {k: v for k, v in answer.items() if k != "index"}
         try:
-            output = JudgeOutput.model_validate_json(json.dumps(fields))
+            output = JudgeOutput.model_validate_json(json.dumps(scaled_to_fractions(fields, scale)))
             if shown is not None:
                 check_supersedes_shown(output, shown[number - 1])
             outputs[number] = output

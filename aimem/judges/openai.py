@@ -1,27 +1,37 @@
 """The only module that talks to an LLM: request, validate, retry, translate errors.
 
-One interpretation is one chat completion with structured output. Two kinds of
-failure are retried, separately:
+One interpretation is one chat completion with structured output. Failures are
+handled by kind:
 
-* transport failures (429, 5xx, 408/409, timeouts, dropped connections, unreadable
-  bodies) by ``openai_transport.retrying``, up to ``max_attempts`` requests, honouring
-  ``Retry-After``;
-* invalid output (not JSON, a missing field, a component outside [0, 0.25], a
-  refusal, a reply cut off by ``finish_reason="length"``) by ONE corrective re-ask
-  that shows the model its reply and the validation error.
+* transport failures (429, 5xx, 408/409, dropped connections, unreadable bodies) by
+  ``transport.retrying``, up to ``max_attempts`` requests, honouring ``Retry-After``; a
+  timed-out request is sent again with twice the timeout (at most 4x ``timeout``), and
+  a timed-out batch is split in halves instead;
+* a refused capability (a 4xx/5xx naming ``response_format``, ``temperature``, ``seed``
+  or ``max_tokens``) is never retried as it was: ``capabilities`` steps that part of
+  the request down once and the judge remembers it;
+* invalid output (not JSON, a missing field, a component off the scale, a refusal, a
+  reply cut off by ``finish_reason="length"``) and an unfaithful interpretation (see
+  ``faithfulness``) by ONE corrective re-ask that shows the model its reply and the
+  reason. An interpretation still unfaithful after it is replaced by the content itself,
+  flagged in the rationale: a distorted fact is worse than an unpolished one.
 
 Anything else (401, 400, ...) fails at once. Every failure ends as a ``JudgeError``
 that carries the evidence: requests sent, the last raw reply, one line per failure.
+
+With a small model (its name says at most 8B parameters) the judge also sends one
+request at a time, sizes batches by the pace it measured, and blends each component
+with the offline heuristic's (``heuristic_weight``), which ranks better than either.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
+import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 import openai
@@ -30,18 +40,30 @@ from openai.types.shared_params import ResponseFormatJSONSchema
 
 from ..exceptions import JudgeError, ValidationError
 from ..models import Interpretation, Memory, Usage
+from .amendments import KEPT_CONTENT_FLAG, blend, kept_content
 from .batch import JudgeItem, batch_response_format, build_batch_messages, parse_batch
+from .capabilities import Capabilities, refused_parameter
+from .evidence import Tally, share
+from .faithfulness import unfaithful_reason
+from .heuristic import HeuristicJudge
+from .messages import MAX_RELATED, build_messages, one_line_json, related_notes, with_note
 from .output import (
-    RESPONSE_FORMAT,
-    RESPONSE_FORMAT_V1,
     InvalidOutputError,
     JudgeOutput,
     Reply,
     corrective_messages,
     parse_output,
     read_reply,
+    response_format,
 )
-from .prompts import PromptTemplate, load_prompt, new_nonce
+from .prompts import DEFAULT_PROMPT_VERSION, PromptTemplate, load_prompt
+from .request_plan import (
+    SMALL_MODEL_WEIGHT,
+    Pace,
+    estimate_tokens,
+    is_small_model,
+    reply_tokens,
+)
 from .transport import (
     OwnsClient,
     UnreadableResponseError,
@@ -53,35 +75,32 @@ from .transport import (
     server_message,
 )
 
-__all__ = ["OpenAIJudge", "build_messages", "one_line_json", "related_notes"]
+__all__ = [
+    "KEPT_CONTENT_FLAG",
+    "OpenAIJudge",
+    "build_messages",
+    "one_line_json",
+    "related_notes",
+]
 
 log = logging.getLogger("aimem")
 
-#: Related memories shown to the model for judging novelty, and how much of each.
-_MAX_RELATED = 5
-_RELATED_CHARS = 300
+#: A timed-out request is sent again with a longer timeout, up to this many times the
+#: configured one: a slow local model should finish, a dead endpoint should not hang.
+_MAX_TIMEOUT_GROWTH = 4
 
 
-@dataclass
-class _Tally:
-    """Evidence gathered over every request of one interpretation."""
+class _TimedOut(Exception):
+    """A batch request timed out: split it rather than wait longer for all of it."""
 
-    started: float = field(default_factory=time.perf_counter)
-    requests: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    model: str | None = None
-    last_raw: str | None = None
-    errors: list[str] = field(default_factory=list)
 
-    def fail(self, reason: str) -> None:
-        self.errors.append(f"request {self.requests}: {reason}")
+class _Unfaithful(InvalidOutputError):
+    """A valid reply whose interpretation changes the content's facts."""
 
-    def record(self, reply: Reply) -> None:
-        self.prompt_tokens += reply.prompt_tokens
-        self.completion_tokens += reply.completion_tokens
-        self.model = reply.model or self.model
-        self.last_raw = reply.content if reply.content is not None else reply.refusal
+    def __init__(self, reason: str, output: JudgeOutput) -> None:
+        super().__init__(f"the interpretation is not faithful: {reason}")
+        self.reason = reason
+        self.output = output
 
 
 class OpenAIJudge(OwnsClient):
@@ -90,16 +109,26 @@ class OpenAIJudge(OwnsClient):
     Args:
         model: the chat model to ask.
         base_url: an OpenAI-compatible endpoint (Ollama ``http://localhost:11434/v1``,
-            vLLM, LM Studio); ``OPENAI_BASE_URL`` when omitted. No key needed with one.
+            vLLM, LM Studio, llama.cpp's ``llama-server``); ``OPENAI_BASE_URL`` when
+            omitted. No key needed with one.
         api_key: defaults to ``OPENAI_API_KEY``.
         client: a ready ``openai.AsyncOpenAI``; used as is (not closed by ``aclose``),
             except that its own retries are turned off.
-        timeout: seconds per request.
+        timeout: seconds per request (a timed-out one is sent again with up to 4x).
         max_attempts: requests per ask before transient failures give up (>= 1).
         max_retry_wait: cap, in seconds, on any wait including a server's ``Retry-After``.
-        prompt_version: which ``prompts/interpret.<version>.md`` to use. ``"v2"`` (the
-            default) also asks which related memories the content supersedes; ``"v1"``
-            is the earlier prompt and schema, without supersession.
+        prompt_version: which ``prompts/interpret.<version>.md`` to use. ``"v3"`` (the
+            default) asks for integer scores 0-5 with bounds in the schema, which small
+            models' grammar engines enforce; ``"v2"`` asks for fractions 0-0.25; ``"v1"``
+            is the first prompt, without supersession.
+        temperature: sent with every request (None: the server's default).
+        max_tokens: a bound on each reply; None sizes it to what the request asks for.
+        seed: sent for repeatable sampling where the server supports it (None: not sent).
+        heuristic_weight: the offline heuristic's share (0-1) of each component; None
+            means 0.5 for a small model (at most 8B parameters, by the name the server
+            reports) and 0 otherwise.
+        check_faithfulness: re-ask once when an interpretation changes the content's
+            people, negations, numbers or names, then keep the content itself.
 
     Example:
         ```python
@@ -124,23 +153,49 @@ class OpenAIJudge(OwnsClient):
         timeout: float = 30.0,
         max_attempts: int = 3,
         max_retry_wait: float = 60.0,
-        prompt_version: str = "v2",
+        prompt_version: str = DEFAULT_PROMPT_VERSION,
+        *,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = 0,
+        heuristic_weight: float | None = None,
+        check_faithfulness: bool = True,
     ) -> None:
         if max_attempts < 1 or not timeout > 0 or not max_retry_wait >= 0:
             raise ValidationError(
                 "OpenAIJudge needs max_attempts >= 1, timeout > 0 and max_retry_wait >= 0"
             )
+        if temperature is not None and not 0.0 <= temperature <= 2.0:
+            raise ValidationError("OpenAIJudge needs temperature from 0 to 2 (or None)")
+        if max_tokens is not None and max_tokens < 1:
+            raise ValidationError("OpenAIJudge needs max_tokens >= 1 (or None)")
+        if heuristic_weight is not None and not 0.0 <= heuristic_weight <= 1.0:
+            raise ValidationError("OpenAIJudge needs heuristic_weight from 0 to 1 (or None)")
         self.model = model
         self.timeout = timeout
         self.max_attempts = max_attempts
         self.max_retry_wait = max_retry_wait
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.heuristic_weight = heuristic_weight
+        self.check_faithfulness = check_faithfulness
         self._template: PromptTemplate = load_prompt("interpret", prompt_version)
         self._batch_template: PromptTemplate = load_prompt("interpret_batch", prompt_version)
         #: Whether the prompt asks for supersession (interpret.v2 on) and numbers the
         #: related memories; the schema sent follows it.
         self._supersession = "supersedes" in self._template.system
-        self._format = RESPONSE_FORMAT if self._supersession else RESPONSE_FORMAT_V1
-        self._batch_format = batch_response_format(self._supersession)
+        self._scale = self._template.scale
+        self._caps = Capabilities()
+        self._pace = Pace()
+        self._heuristic = HeuristicJudge()
+        #: The model name the server reports (it may differ from ``model``).
+        self._served: str | None = None
+        #: A request timed out: the endpoint is slow, so send one request at a time.
+        self._slow = False
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
         self._owns_client = client is None
         self._client = (
             client.with_options(max_retries=0)
@@ -151,6 +206,11 @@ class OpenAIJudge(OwnsClient):
 
     def __repr__(self) -> str:
         return f"OpenAIJudge(model={self.model!r}, base_url={str(self._client.base_url)!r})"
+
+    @property
+    def small_model(self) -> bool:
+        """Whether the served model's name says it has at most 8B parameters."""
+        return is_small_model(self._served or self.model)
 
     async def interpret(
         self,
@@ -165,7 +225,7 @@ class OpenAIJudge(OwnsClient):
             JudgeError: transport failures outlasted the retries, the endpoint refused
                 the request, or the output was invalid twice.
         """
-        tally = _Tally()
+        tally = Tally(timeout=self.timeout)
         messages = build_messages(
             self._template,
             content,
@@ -174,81 +234,176 @@ class OpenAIJudge(OwnsClient):
             numbered=self._supersession,
         )
         shown = self._shown(related)
-        reply = await self._send(messages, tally)
+        # Bounded by how many related memories a prompt can show, not by how many this
+        # one does: a request's shape must not depend on what is judged.
+        schema = response_format(
+            self._supersession, self._scale, MAX_RELATED if self._scale is not None else None
+        )
+        reply = await self._send(messages, tally, schema, [content])
         try:
-            output = parse_output(reply, shown)
+            output = self._parse(reply, shown, content)
         except InvalidOutputError as exc:
             tally.fail(f"invalid output: {exc}")
-            output = await self._reask(
-                [*messages, *corrective_messages(reply, str(exc))], tally, shown
-            )
-        return self._interpretation(output, tally)
+            retry = [*messages, *corrective_messages(reply, str(exc), self._scale)]
+            output = await self._reask(retry, tally, shown, content, schema, exc)
+        return await self._interpretation(output, tally, content, user_context, related)
 
     def _shown(self, related: Sequence[Memory]) -> int:
         """How many related memories the prompt numbers (0 for a prompt without supersession)."""
-        return min(len(related), _MAX_RELATED) if self._supersession else 0
+        return min(len(related), MAX_RELATED) if self._supersession else 0
+
+    def _parse(self, reply: Reply, shown: int, content: str) -> JudgeOutput:
+        output = parse_output(reply, shown, self._scale)
+        reason = (
+            unfaithful_reason(content, output.interpreted_content)
+            if self.check_faithfulness
+            else None
+        )
+        if reason is not None:
+            raise _Unfaithful(reason, output)
+        return output
 
     async def interpret_many(
         self, items: Sequence[JudgeItem], *, user_context: str | None = None
     ) -> list[Interpretation | JudgeError]:
-        """Interpret several contents in one chat call; each result lines up with its item.
+        """Interpret several contents in as few chat calls as fit; results line up with items.
 
-        Items the answer gets wrong (missing, duplicated, invalid) are asked again one at a
-        time, with the single path's own re-ask. When the endpoint itself fails after its
-        retries, every item gets that ``JudgeError``: calling once per item would only
-        multiply the failing requests.
+        Items go in one call unless the measured pace says that would take more than
+        half the timeout; then in consecutive groups that fit. A group that times out is
+        split in halves. Items an answer gets wrong (missing, duplicated, invalid,
+        unfaithful) are asked again one at a time, with the single path's own re-ask.
+        When the endpoint itself fails after its retries, every item of that call gets
+        that ``JudgeError``: calling once per item would only multiply the failing requests.
         """
+        if len(items) <= 1:
+            return [await self._single(item, user_context) for item in items]
+        results: list[Interpretation | JudgeError] = []
+        for group in self._pace.groups(self._sizes(items), self._fixed_prompt(), self.timeout):
+            results += await self._batch([items[i] for i in group], user_context)
+        return results
 
-        async def single(item: JudgeItem) -> Interpretation | JudgeError:
-            try:
-                return await self.interpret(
-                    item.content, user_context=user_context, related=item.related
-                )
-            except JudgeError as exc:
-                return exc
+    def _fixed_prompt(self) -> int:
+        return estimate_tokens(self._batch_template.system)
 
+    @staticmethod
+    def _sizes(items: Sequence[JudgeItem]) -> list[tuple[int, int]]:
+        """Each item's (prompt tokens, expected reply tokens), for sizing requests."""
+        return [
+            (estimate_tokens(i.content) + 60, 80 + estimate_tokens(i.content) // 2) for i in items
+        ]
+
+    async def _single(
+        self, item: JudgeItem, user_context: str | None
+    ) -> Interpretation | JudgeError:
+        try:
+            return await self.interpret(
+                item.content, user_context=user_context, related=item.related
+            )
+        except JudgeError as exc:
+            return exc
+
+    async def _batch(
+        self, items: Sequence[JudgeItem], user_context: str | None
+    ) -> list[Interpretation | JudgeError]:
         if len(items) == 1:
-            return [await single(items[0])]
-        tally = _Tally()
+            return [await self._single(items[0], user_context)]
+        tally = Tally(timeout=self.timeout)
         messages = build_batch_messages(
             self._batch_template,
             items,
             user_context=user_context,
             related_notes=[related_notes(i.related, numbered=self._supersession) for i in items],
         )
+        shown = [self._shown(i.related) for i in items]
+        schema = batch_response_format(
+            self._supersession,
+            self._scale,
+            len(items) if self._scale is not None else None,
+            MAX_RELATED if self._scale is not None else None,
+        )
         try:
-            reply = await self._send(messages, tally, self._batch_format)
-            outputs, problems = parse_batch(
-                reply, len(items), [self._shown(i.related) for i in items]
+            reply = await self._send(
+                messages, tally, schema, [i.content for i in items], split_on_timeout=True
             )
+            outputs, problems = parse_batch(reply, len(items), shown, self._scale)
+        except _TimedOut:
+            return await self._regroup(items, user_context)
         except JudgeError as exc:
             return [exc] * len(items)
         except InvalidOutputError as exc:
             outputs, problems = {}, [str(exc)]
+        if self.check_faithfulness:
+            for number, output in list(outputs.items()):
+                reason = unfaithful_reason(items[number - 1].content, output.interpreted_content)
+                if reason is not None:
+                    del outputs[number]
+                    problems.append(f"item {number}: {reason}")
         if problems:
             log.info("aimem: batch answer had problems, asking singly: %s", "; ".join(problems))
-        share = _share(tally, len(outputs))
-        results: list[Interpretation | JudgeError | None] = [
-            self._interpretation(outputs[n], share, self._batch_template.version)
-            if n in outputs
-            else None
-            for n in range(1, len(items) + 1)
-        ]
-        missing = [i for i, r in enumerate(results) if r is None]
-        for i, result in zip(
-            missing, await asyncio.gather(*(single(items[i]) for i in missing)), strict=True
-        ):
-            results[i] = result
+        portion = share(tally, len(outputs))
+        results: list[Interpretation | JudgeError | None] = []
+        for n, item in enumerate(items, start=1):
+            if n in outputs:
+                results.append(
+                    await self._interpretation(
+                        outputs[n],
+                        portion,
+                        item.content,
+                        user_context,
+                        item.related,
+                        self._batch_template.version,
+                    )
+                )
+            else:
+                results.append(None)
+        for i, result in enumerate(results):
+            if result is None:  # one at a time: a local server answers one request at once
+                results[i] = await self._single(items[i], user_context)
         return [r for r in results if r is not None]
 
+    async def _regroup(
+        self, items: Sequence[JudgeItem], user_context: str | None
+    ) -> list[Interpretation | JudgeError]:
+        """A timed-out batch again, in groups the pace now says fit (halves at least)."""
+        sizes = self._sizes(items)
+        fixed = self._fixed_prompt()
+        self._pace.timed_out(
+            fixed + sum(p for p, _ in sizes), sum(r for _, r in sizes), self.timeout
+        )
+        groups = self._pace.groups(sizes, fixed, self.timeout)
+        if len(groups) == 1:
+            half = len(items) // 2
+            groups = [range(half), range(half, len(items))]
+        log.info(
+            "aimem: a batch of %d timed out after %g s; asking in %d smaller requests",
+            len(items),
+            self.timeout,
+            len(groups),
+        )
+        results: list[Interpretation | JudgeError] = []
+        for group in groups:
+            results += await self._batch([items[i] for i in group], user_context)
+        return results
+
     async def _reask(
-        self, messages: list[ChatCompletionMessageParam], tally: _Tally, shown: int
+        self,
+        messages: list[ChatCompletionMessageParam],
+        tally: Tally,
+        shown: int,
+        content: str,
+        schema: ResponseFormatJSONSchema,
+        first: InvalidOutputError,
     ) -> JudgeOutput:
-        reply = await self._send(messages, tally)
+        reply = await self._send(messages, tally, schema, [content])
         try:
-            return parse_output(reply, shown)
+            return self._parse(reply, shown, content)
+        except _Unfaithful as exc:
+            tally.fail(f"invalid output: {exc}")
+            return kept_content(exc.output, content, exc.reason)
         except InvalidOutputError as exc:
             tally.fail(f"invalid output: {exc}")
+            if isinstance(first, _Unfaithful):  # the first reply's scores were valid
+                return kept_content(first.output, content, first.reason)
             raise JudgeError(
                 f"The model returned invalid output twice (last: {exc}). Try a stronger "
                 "model, or check that the endpoint supports json_schema structured output.",
@@ -260,54 +415,98 @@ class OpenAIJudge(OwnsClient):
     async def _send(
         self,
         messages: list[ChatCompletionMessageParam],
-        tally: _Tally,
-        response_format: ResponseFormatJSONSchema | None = None,
+        tally: Tally,
+        schema: ResponseFormatJSONSchema,
+        contents: Sequence[str],
+        *,
+        split_on_timeout: bool = False,
     ) -> Reply:
-        """One successful exchange, retrying transient failures with backoff."""
-        response_format = response_format or self._format
-        try:
-            reply: Reply = await retrying(self.max_attempts, self.max_retry_wait)(
-                self._request, messages, tally, response_format
-            )
-        except (openai.APIError, UnreadableResponseError) as exc:
-            error = self._give_up(exc, tally)
-            if is_auth(exc):
-                raise error from None
-            raise error from exc
-        return reply
+        """One successful exchange, retrying transient failures with backoff.
+
+        A refused capability steps the request down and sends it again (each step at
+        most once per judge); it is never retried unchanged.
+        """
+        bound = self.max_tokens or reply_tokens(len(contents))
+        while True:
+            try:
+                reply: Reply = await retrying(
+                    self.max_attempts, self.max_retry_wait, final=refused_parameter
+                )(self._request, messages, tally, schema, bound, split_on_timeout)
+            except (openai.APIError, UnreadableResponseError) as exc:
+                parameter = refused_parameter(exc)
+                if parameter is not None and self._caps.degrade(parameter, self._endpoint()):
+                    continue
+                error = self._give_up(exc, tally)
+                if is_auth(exc):
+                    raise error from None
+                raise error from exc
+            return reply
+
+    def _endpoint(self) -> str:
+        return f"the LLM endpoint {self._client.base_url}"
+
+    def _gate(self) -> AbstractAsyncContextManager[object]:
+        """One request at a time to a small model or an endpoint that timed out.
+
+        A local server answers requests in turn; a queued one would spend its timeout waiting.
+        """
+        if not (self.small_model or self._slow):
+            return nullcontext()
+        loop = asyncio.get_running_loop()
+        gate = self._gates.get(loop)
+        if gate is None:
+            gate = self._gates[loop] = asyncio.Lock()
+        return gate
 
     async def _request(
         self,
         messages: list[ChatCompletionMessageParam],
-        tally: _Tally,
-        response_format: ResponseFormatJSONSchema,
+        tally: Tally,
+        schema: ResponseFormatJSONSchema,
+        bound: int,
+        split_on_timeout: bool,
     ) -> Reply:
-        tally.requests += 1
-        try:
-            completion: object = await self._client.chat.completions.create(
-                model=self.model,
-                messages=messages,
-                response_format=response_format,
-                timeout=self.timeout,
+        options = self._caps.request_options(
+            dict(schema), temperature=self.temperature, seed=self.seed, max_tokens=bound
+        )
+        sent = with_note(messages, self._caps.schema_note(dict(schema)))
+        async with self._gate():
+            tally.requests += 1
+            started = time.perf_counter()
+            try:
+                completion: object = await self._client.chat.completions.create(
+                    model=self.model, messages=sent, timeout=tally.timeout, **options
+                )
+                reply = read_reply(completion)
+            except openai.APITimeoutError as exc:
+                tally.fail(f"timed out after {tally.timeout:g} s")
+                self._slow = True
+                if split_on_timeout:
+                    raise _TimedOut from exc
+                tally.timeout = min(tally.timeout * 2, self.timeout * _MAX_TIMEOUT_GROWTH)
+                raise
+            except openai.APIError as exc:
+                tally.fail(describe_error(exc))
+                raise
+            # ValueError: the SDK's json() on a garbled 200 body.
+            except (ValueError, UnreadableResponseError) as exc:
+                tally.fail("unreadable response body")
+                raise UnreadableResponseError("unreadable response body") from exc
+            self._pace.observe(
+                reply.prompt_tokens, reply.completion_tokens, time.perf_counter() - started
             )
-            reply = read_reply(completion)
-        except openai.APIError as exc:
-            tally.fail(describe_error(exc))
-            raise
-        # ValueError: the SDK's json() on a garbled 200 body.
-        except (ValueError, UnreadableResponseError) as exc:
-            tally.fail("unreadable response body")
-            raise UnreadableResponseError("unreadable response body") from exc
         tally.record(reply)
+        if reply.model:
+            self._served = reply.model
         return reply
 
-    def _give_up(self, exc: BaseException, tally: _Tally) -> JudgeError:
+    def _give_up(self, exc: BaseException, tally: Tally) -> JudgeError:
         evidence: dict[str, Any] = {
             "attempts": tally.requests,
             "last_raw": tally.last_raw,
             "errors": tally.errors,
         }
-        if is_transient(exc):
+        if is_transient(exc) and refused_parameter(exc) is None:
             return JudgeError(
                 f"The LLM endpoint kept failing after {tally.requests} attempts "
                 f"(last: {describe_error(exc)}); try again later, or raise max_attempts "
@@ -331,8 +530,19 @@ class OpenAIJudge(OwnsClient):
     def _redact(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text
 
-    def _interpretation(
-        self, output: JudgeOutput, tally: _Tally, prompt_version: str | None = None
+    def _weight(self, model: str) -> float:
+        if self.heuristic_weight is not None:
+            return self.heuristic_weight
+        return SMALL_MODEL_WEIGHT if is_small_model(model) else 0.0
+
+    async def _interpretation(
+        self,
+        output: JudgeOutput,
+        tally: Tally,
+        content: str,
+        user_context: str | None,
+        related: Sequence[Memory],
+        prompt_version: str | None = None,
     ) -> Interpretation:
         model = tally.model or self.model
         usage = Usage(
@@ -343,6 +553,12 @@ class OpenAIJudge(OwnsClient):
             retries=tally.requests - 1,
         )
         fields = output.model_dump()
+        weight = self._weight(model)
+        if weight > 0:
+            offline = await self._heuristic.interpret(
+                content, user_context=user_context, related=related
+            )
+            fields = blend(fields, offline, weight)
         # The prompt numbers related memories from 1; Interpretation counts from 0.
         fields["supersedes"] = tuple(n - 1 for n in output.supersedes)
         return Interpretation(
@@ -351,67 +567,3 @@ class OpenAIJudge(OwnsClient):
             prompt_version=prompt_version or self._template.version,
             usage=usage,
         )
-
-
-#: Line breaks by Unicode's rules that json.dumps(ensure_ascii=False) leaves raw.
-_UNICODE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-
-
-def one_line_json(text: str) -> str:
-    """``text`` as a JSON string that no reader can split into two lines."""
-    line = json.dumps(text, ensure_ascii=False)
-    for raw, escaped in _UNICODE_BREAKS.items():
-        line = line.replace(raw, escaped)
-    return line
-
-
-def _share(tally: _Tally, items: int) -> _Tally:
-    """One item's part of a batch call: tokens split evenly, latency and retries shared."""
-    per = max(1, items)
-    return _Tally(
-        started=tally.started,
-        requests=tally.requests,
-        prompt_tokens=-(-tally.prompt_tokens // per),
-        completion_tokens=-(-tally.completion_tokens // per),
-        model=tally.model,
-    )
-
-
-def related_notes(related: Sequence[Memory], *, numbered: bool = False) -> list[str]:
-    """The related-memory lines a prompt shows: one escaped JSON string each, trimmed.
-
-    ``numbered`` prefixes each with its number from 1 (``1. ``), which is how a reply's
-    ``supersedes`` names them.
-    """
-    return [
-        (f"{n}. " if numbered else "")
-        + ("near-duplicate: " if getattr(m, "near_duplicate", False) else "")
-        + one_line_json((m.interpreted_content or m.content)[:_RELATED_CHARS])
-        for n, m in enumerate(related[:_MAX_RELATED], start=1)
-    ]
-
-
-def build_messages(
-    template: PromptTemplate,
-    content: str,
-    *,
-    user_context: str | None = None,
-    related: Sequence[Memory] = (),
-    numbered: bool = False,
-) -> list[ChatCompletionMessageParam]:
-    """Render the prompt: static rubric first, then the data blocks under a fresh nonce.
-
-    Each related memory is one JSON string per line, so none can span or forge lines;
-    one the store found nearly identical to the content is marked ``near-duplicate:``;
-    ``numbered`` (interpret.v2) numbers them for ``supersedes``.
-    """
-    notes = related_notes(related, numbered=numbered)
-    context = user_context or "(none)"
-    nonce = new_nonce(content, context, *notes)
-    prompt = template.render(
-        nonce=nonce, content=content, user_context=context, related="\n".join(notes) or "(none)"
-    )
-    return [
-        {"role": "system", "content": prompt.system},
-        {"role": "user", "content": prompt.user},
-    ]

@@ -8,6 +8,7 @@ Shared by the single and the batch judging paths.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
@@ -44,7 +45,10 @@ __all__ = [
     "output_object_schema",
     "parse_output",
     "read_reply",
+    "response_format",
+    "scaled_to_fractions",
     "strip_code_fence",
+    "validate_fields",
 ]
 
 # A model answer longer than MAX_INTERPRETATION_CHARS / MAX_RATIONALE_CHARS (the stored
@@ -130,16 +134,25 @@ SUPERSESSION_FIELDS = ("supersedes", "supersede_reason")
 
 
 def output_object_schema(
-    extra: dict[str, object] | None = None, *, supersession: bool = True
+    extra: dict[str, object] | None = None,
+    *,
+    supersession: bool = True,
+    scale: int | None = None,
+    shown: int | None = None,
 ) -> dict[str, object]:
     """``JudgeOutput`` as a closed JSON-schema object (``extra`` properties first).
 
     Titles, defaults and the class docstring are left out: they would only cost prompt
     tokens. Strict structured output requires every property listed and the object
     closed. ``supersession=False`` is the schema of prompts before interpret.v2.
+
+    ``scale`` (interpret.v3 on) asks for each component as an integer from 0 to
+    ``scale`` with the bounds in the schema: grammar engines such as llama.cpp enforce
+    integer bounds but not number ones, so a small model cannot answer out of range.
+    ``shown`` bounds ``supersedes`` to the related memories the prompt numbered.
     """
     schema = JudgeOutput.model_json_schema()
-    properties = {
+    properties: dict[str, object] = {
         **(extra or {}),
         **{
             name: {k: v for k, v in prop.items() if k not in ("title", "default")}
@@ -147,6 +160,12 @@ def output_object_schema(
             if supersession or name not in SUPERSESSION_FIELDS
         },
     }
+    if scale is not None:
+        for name in COMPONENTS:
+            properties[name] = {"type": "integer", "minimum": 0, "maximum": scale}
+    if supersession and shown is not None:
+        numbers: dict[str, object] = {"type": "integer", "minimum": 1, "maximum": max(1, shown)}
+        properties["supersedes"] = {"type": "array", "items": numbers}
     return {
         "type": "object",
         "properties": properties,
@@ -155,19 +174,52 @@ def output_object_schema(
     }
 
 
-def _response_format(supersession: bool) -> ResponseFormatJSONSchema:
+def response_format(
+    supersession: bool = True, scale: int | None = None, shown: int | None = None
+) -> ResponseFormatJSONSchema:
+    """The single-item structured-output format for a prompt's schema."""
     return {
         "type": "json_schema",
         "json_schema": {
             "name": "memory_interpretation",
             "strict": True,
-            "schema": output_object_schema(supersession=supersession),
+            "schema": output_object_schema(supersession=supersession, scale=scale, shown=shown),
         },
     }
 
 
-RESPONSE_FORMAT = _response_format(supersession=True)
-RESPONSE_FORMAT_V1 = _response_format(supersession=False)
+RESPONSE_FORMAT = response_format(supersession=True)
+RESPONSE_FORMAT_V1 = response_format(supersession=False)
+
+
+def scaled_to_fractions(fields: object, scale: int | None) -> object:
+    """Read a reply's components on the prompt's integer scale as DESIGN's fractions.
+
+    With ``scale`` set (interpret.v3), a JSON integer ``n`` in ``0..scale`` is
+    ``n / scale * 0.25``; a number already in ``[0, 0.25]`` with a fraction part is
+    read as it is (a model that answers in DESIGN's own units means the same thing).
+    Anything else is left for the validator to refuse.
+
+    Raises:
+        InvalidOutputError: an integer outside the scale, or a number the scale cannot
+            mean (e.g. 1.0 or 0.5), so the re-ask names the scale.
+    """
+    if scale is None or not isinstance(fields, dict):
+        return fields
+    converted = dict(fields)
+    for name in COMPONENTS:
+        value = converted.get(name)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if isinstance(value, int):
+            if not 0 <= value <= scale:
+                raise InvalidOutputError(
+                    f"{name}: must be an integer from 0 to {scale}, got {value}"
+                )
+            converted[name] = value / scale * COMPONENT_MAX
+        elif not (math.isfinite(value) and 0.0 <= value <= COMPONENT_MAX):
+            raise InvalidOutputError(f"{name}: must be an integer from 0 to {scale}, got {value}")
+    return converted
 
 
 def check_supersedes_shown(output: JudgeOutput, shown: int) -> None:
@@ -200,14 +252,21 @@ class Reply:
     completion_tokens: int
 
 
-def corrective_messages(reply: Reply, problem: str) -> list[ChatCompletionMessageParam]:
+def corrective_messages(
+    reply: Reply, problem: str, scale: int | None = None
+) -> list[ChatCompletionMessageParam]:
     """The model's bad reply and what was wrong with it, for the one re-ask."""
+    units = (
+        f"an integer from 0 to {scale}"
+        if scale is not None
+        else f"a number from 0.0 to {COMPONENT_MAX}"
+    )
     return [
         {"role": "assistant", "content": reply.content or reply.refusal or ""},
         {
             "role": "user",
             "content": f"Your reply was invalid: {problem}. Reply again with only the JSON "
-            f"object; each component is a number from 0.0 to {COMPONENT_MAX}.",
+            f"object; each component is {units}.",
         },
     ]
 
@@ -250,11 +309,13 @@ def _count(value: object) -> int:
     return 0
 
 
-def parse_output(reply: Reply, shown: int = MAX_SUPERSEDES) -> JudgeOutput:
+def parse_output(
+    reply: Reply, shown: int = MAX_SUPERSEDES, scale: int | None = None
+) -> JudgeOutput:
     """Validate a reply; raise ``InvalidOutputError`` with a reason the model can act on.
 
     ``shown`` is how many related memories the prompt numbered: ``supersedes`` may name
-    no other.
+    no other. ``scale`` is the prompt's integer scale for components (None: fractions).
     """
     if reply.refusal:
         raise InvalidOutputError(f"the model refused ({reply.refusal})")
@@ -264,7 +325,20 @@ def parse_output(reply: Reply, shown: int = MAX_SUPERSEDES) -> JudgeOutput:
     if not text:
         raise InvalidOutputError("the reply was empty")
     try:
-        output = JudgeOutput.model_validate_json(text)
+        data = json.loads(text)
+    except ValueError:
+        try:  # pydantic's own account of what is wrong with the JSON
+            JudgeOutput.model_validate_json(text)
+        except PydanticValidationError as exc:
+            raise InvalidOutputError(describe_validation(exc)) from None
+        raise InvalidOutputError("the reply was not JSON") from None
+    return validate_fields(data, shown, scale)
+
+
+def validate_fields(data: object, shown: int, scale: int | None) -> JudgeOutput:
+    """One answer's fields (already parsed JSON) as a ``JudgeOutput``, or the reason not."""
+    try:
+        output = JudgeOutput.model_validate_json(json.dumps(scaled_to_fractions(data, scale)))
     except PydanticValidationError as exc:
         raise InvalidOutputError(describe_validation(exc)) from None
     check_supersedes_shown(output, shown)

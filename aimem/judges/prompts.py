@@ -41,6 +41,7 @@ from pathlib import Path
 from ..exceptions import ValidationError
 
 __all__ = [
+    "DEFAULT_PROMPT_VERSION",
     "PromptTemplate",
     "RenderedPrompt",
     "extract_data_block",
@@ -83,6 +84,9 @@ class PromptTemplate:
         system: the static system text.
         user: the user text with ``{{placeholders}}``.
         source: where the file was read from.
+        scale: the integer scale components are asked on (header ``scale: 5``, from
+            interpret.v3), mapped by the judge to DESIGN's 0..0.25; None asks for the
+            fractions themselves.
     """
 
     name: str
@@ -91,6 +95,7 @@ class PromptTemplate:
     system: str
     user: str
     source: str = "<string>"
+    scale: int | None = None
 
     def render(self, **values: str) -> RenderedPrompt:
         """Fill every placeholder; raise on a missing, unexpected or non-string value.
@@ -137,7 +142,12 @@ def parse_prompt(text: str, source: str = "<string>") -> PromptTemplate:
         name, version = header["name"], header["version"]
     except KeyError as exc:
         raise ValidationError(f"{source}: the header needs '{exc.args[0]}:'") from None
-    return PromptTemplate(name, version, declared, system, user, source)
+    scale = header.get("scale")
+    if scale is not None and not (scale.isdigit() and 1 <= int(scale) <= 100):
+        raise ValidationError(f"{source}: 'scale:' must be an integer from 1 to 100")
+    return PromptTemplate(
+        name, version, declared, system, user, source, int(scale) if scale else None
+    )
 
 
 def _parse_header(block: str, source: str) -> dict[str, str]:
@@ -178,7 +188,11 @@ def prompt_dirs() -> list[Traversable]:
     ]
 
 
-def load_prompt(name: str = "interpret", version: str = "v2") -> PromptTemplate:
+#: The prompt version judges use unless told otherwise.
+DEFAULT_PROMPT_VERSION = "v3"
+
+
+def load_prompt(name: str = "interpret", version: str = DEFAULT_PROMPT_VERSION) -> PromptTemplate:
     """Load and parse ``<name>.<version>.md`` (cached).
 
     Raises:

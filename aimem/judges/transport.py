@@ -188,12 +188,25 @@ def wait_strategy(max_wait: float) -> Callable[[RetryCallState], float]:
     return wait
 
 
-def retrying(max_attempts: int, max_wait: float) -> AsyncRetrying:
-    """Retries for one logical request: transient failures only, ``Retry-After`` honoured."""
+def retrying(
+    max_attempts: int,
+    max_wait: float,
+    *,
+    final: Callable[[BaseException], object] | None = None,
+) -> AsyncRetrying:
+    """Retries for one logical request: transient failures only, ``Retry-After`` honoured.
+
+    ``final(exc)`` truthy marks a failure that looks transient but is not worth sending
+    again unchanged (a 5xx refusing a request parameter).
+    """
+
+    def worth_retrying(exc: BaseException) -> bool:
+        return is_transient(exc) and not (final is not None and final(exc))
+
     return AsyncRetrying(
         stop=stop_after_attempt(max_attempts),
         wait=wait_strategy(max_wait),
-        retry=retry_if_exception(is_transient),
+        retry=retry_if_exception(worth_retrying),
         sleep=_sleep,
         reraise=True,
     )

@@ -1,0 +1,300 @@
+"""A cheap check that an interpretation keeps its memory's facts.
+
+Small local models (1-8B) sometimes distort what they restate: they swap kin ("my
+daughter" becomes "the user's mother"), drop a negation, lose a number or a name, or
+address the user as "you". ``unfaithful_reason`` catches those few distortions with word
+lists and regexes, in English and Japanese (either side in either language), so the judge
+can re-ask once with the reason and otherwise keep the content itself. It only flags what
+it can check: a fact it cannot compare (a kanji name, an idiom) is never a reason.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from decimal import Decimal
+
+from . import faithfulness_terms as terms
+
+_MARKER = re.compile(r"\[[a-z_]+=[^\]]*\]")
+_SPACE = re.compile(r"\s+")
+_UNIFORM = str.maketrans("０１２３４５６７８９，．：’‘", "0123456789,.:''")
+_JAPANESE, _KANJI = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]"), re.compile(r"[\u3400-\u9fff]")
+
+
+_KIN, _LINEAGE, _alternation = terms.KIN_LOOKUP, terms.LINEAGE, terms.alternation
+_KIN_WORDS = re.compile(
+    r"(?<![a-z])(?:"
+    + _alternation([w for w in _KIN if w.isascii()])
+    + r")(?![a-z])|"
+    + _alternation([w for w in _KIN if not w.isascii()])
+)
+
+
+_FIRST_PERSON = re.compile(terms.FIRST_PERSON)
+_SECOND_PERSON = re.compile(terms.SECOND_PERSON)
+_THIRD_PERSON = "write about them in the third person"
+_THANKS = re.compile(r"\bthank you\b")
+_SELF_ROLE = re.compile(terms.SELF_ROLE)
+_NEGATION = re.compile(terms.NEGATION_EN + "|" + terms.NEGATION_JA)
+_NEGATION_IDIOMS = re.compile(
+    r"\b(?:" + terms.NEGATION_IDIOMS_EN + r")\b|" + terms.NEGATION_IDIOMS_JA
+)
+_CLAUSE = re.compile(r"[,.;:!?、。！？\n]|\bbut\b|けど|が、")
+_POLARITY = re.compile(terms.NEGATIVE_POLARITY_EN + "|" + terms.NEGATIVE_POLARITY_JA)
+_SCALE_WORDS = _alternation(list(terms.SCALES))
+_NUMBER = re.compile(
+    r"(?P<digits>\d+(?:[.,]\d+)*)(?:\s*(?P<scale>" + _SCALE_WORDS + r")(?![a-z]))?"
+)
+_ONE_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+_SEPARATOR = re.compile("[.,]")
+_PM = re.compile(r"\s*(?:pm|p\.m\.)")
+_REQUIRED_WORD = re.compile(r"\b(?:" + "|".join(terms.REQUIRED_NUMBER_WORDS) + r")\b")
+_NUMBER_WORD = re.compile(r"\b(?:" + _alternation(list(terms.NUMBER_WORDS)) + r")\b")
+_MONTH = re.compile(r"\b(?:" + _alternation(list(terms.MONTH_NUMBERS)) + r")\b")
+_KANJI_NUMBER = re.compile(r"[〇零一二三四五六七八九十百千万億]+")
+_CAPITALISED = re.compile(r"(?<![A-Za-z0-9'])[A-Z][a-zA-Z]*(?:['-][A-Za-z]+)*")
+_SENTENCE_OPENERS = set(".!?。！？:;\"'“”(「『【-*•>#")
+_JA_NAME = re.compile(terms.JA_NAME_CONTEXTS)
+_ROMAJI_PAIR = re.compile(_alternation(list(terms.ROMAJI)))
+_FOLDS = tuple((re.compile(pattern), new) for pattern, new in terms.SPELLING_FOLDS)
+_NOT_LATIN = re.compile("[^a-z]+")
+
+
+def unfaithful_reason(content: str, interpretation: str) -> str | None:
+    """Why ``interpretation`` distorts ``content``, in one sentence; None if it is faithful.
+
+    Checks, first problem wins: the user addressed as "you", kin or pets swapped or
+    dropped, a negation lost or added, a number lost, a name lost.
+    """
+    if _verbatim(content, interpretation):
+        return None
+    content = _MARKER.sub(" ", content).translate(_UNIFORM)
+    interpretation = _MARKER.sub(" ", interpretation).translate(_UNIFORM)
+    if not content.strip() or _verbatim(content, interpretation):
+        return None
+    low_content, low_interpretation = content.lower(), interpretation.lower()
+    for check in (_addressing, _kinship, _negation, _numbers):
+        if (reason := check(low_content, low_interpretation)) is not None:
+            return reason
+    return _names(content, interpretation)
+
+
+def _verbatim(content: str, interpretation: str) -> bool:
+    """The interpretation quotes the content whole (a stub's reply), adding no "not"/"you"."""
+    said, told = (_SPACE.sub(" ", t).strip().casefold() for t in (content, interpretation))
+    added = told.replace(said, " ") if said in told else None
+    return added is not None and not any(
+        p.search(added) and not p.search(said) for p in (_NEGATION, _SECOND_PERSON)
+    )
+
+
+def _addressing(content: str, interpretation: str) -> str | None:
+    """The interpretation must speak about the user, not to them."""
+    said = _SECOND_PERSON.findall(_THANKS.sub(" ", interpretation))
+    if len(said) > len(_SECOND_PERSON.findall(_THANKS.sub(" ", content))):
+        return f'the interpretation addresses the user ("{said[0]}"); {_THIRD_PERSON}'
+    return None
+
+
+def _kin_mentions(text: str) -> list[tuple[str, tuple[str, ...], bool]]:
+    """Each kin word: as written, its relations, whether it must be kept (not a self-role)."""
+    mentions = []
+    for m in _KIN_WORDS.finditer(text):
+        relations, strong = _KIN[m.group()]
+        if strong and _SELF_ROLE.search(text, max(0, m.start() - 12), m.start()):
+            strong = False  # "I'm a mother of two": the user's role, and it implies children
+            lineage = set().union(*(_LINEAGE[r] for r in relations))
+            relations += tuple(v for k, v in terms.SELF_ROLE_IMPLIES.items() if k in lineage)
+        mentions.append((m.group(), relations, strong))
+    return mentions
+
+
+def _related(a: str, b: str) -> bool:
+    """One names the other or a broader relation (a son is a child; a child may be a son)."""
+    return a in _LINEAGE[b] or b in _LINEAGE[a]
+
+
+def _kinship(content: str, interpretation: str) -> str | None:
+    """Every relation the content names is kept, and none is invented."""
+    said, told = _kin_mentions(content), _kin_mentions(interpretation)
+    said_relations = {r for _, rels, _ in said for r in rels}
+    told_relations = {r for _, rels, _ in told for r in rels}
+    invented = [
+        (word, rels[0])
+        for word, rels, strong in told
+        if strong and not any(_related(r, s) for r in rels for s in said_relations)
+    ]
+    for word, rels, strong in said:
+        if not strong or any(_related(r, t) for r in rels for t in told_relations):
+            continue
+        owner = "an " if rels[0][0] in "aeiou" else "a "
+        if _FIRST_PERSON.search(content) or _JAPANESE.search(content):
+            owner = "the user's "
+        about = owner + rels[0] + (f' ("{word}")' if word != rels[0] else "")
+        if invented:
+            return f'the content is about {about}, but the interpretation says "{invented[0][0]}"'
+        return f"the content is about {about}, the interpretation leaves it out"
+    if invented:
+        word, relation = invented[0]
+        return f'the interpretation says "{word}", but the content mentions no {relation}'
+    return None
+
+
+def _negation(content: str, interpretation: str) -> str | None:
+    """A negated fact stays negated (in any wording), and a plain one is not negated."""
+    said = _NEGATION.search(_NEGATION_IDIOMS.sub(" ", content))
+    told = _NEGATION.search(_NEGATION_IDIOMS.sub(" ", interpretation))
+    if said and not told and not _polarity_kept(interpretation, content):
+        return f'the content is negated ("{said.group()}"), the interpretation is not'
+    if told and not said and not _polarity_kept(content, interpretation):
+        return f'the interpretation is negated ("{told.group()}"), the content is not'
+    return None
+
+
+def _polarity_kept(plain: str, negated: str) -> bool:
+    """``plain`` says the negation otherwise ("dislikes"), not by the word negated."""
+    negated_words: set[str] = set()
+    for clause in _CLAUSE.split(_NEGATION_IDIOMS.sub(" ", negated)):
+        if _NEGATION.search(clause):
+            negated_words.update(m.group() for m in _POLARITY.finditer(clause))
+    return any(m.group() not in negated_words for m in _POLARITY.finditer(plain))
+
+
+def _number_parts(token: str) -> list[tuple[str, str]]:
+    """The numbers in one digit token, as written and canonical: 1,000 and 3.5 are one."""
+    if _ONE_NUMBER.fullmatch(token):
+        return [(token, _canonical(token.replace(",", "")))]
+    return [(part, _canonical(part)) for part in _SEPARATOR.split(token)]
+
+
+def _canonical(number: str, scale: str | None = None) -> str:
+    """The number without separators or padding zeros ("05" is "5"), times its scale."""
+    return format((Decimal(number) * terms.SCALES.get(scale or "", 1)).normalize(), "f")
+
+
+def _stated_numbers(text: str) -> list[tuple[str, set[str]]]:
+    """Each number the content states, with the values that count as keeping it."""
+    stated: list[tuple[str, set[str]]] = []
+    for m in _NUMBER.finditer(text):
+        parts = _number_parts(m.group("digits"))
+        for written, value in parts:
+            if value == "0" and len(written) > 1:
+                continue  # the ":00" of a time, which "7 a.m." rightly drops
+            scaled = _canonical(value, m.group("scale")) if len(parts) == 1 else value
+            stated.append((written, {value, scaled}))
+    words = _REQUIRED_WORD.findall(text)
+    return stated + [(w, {terms.REQUIRED_NUMBER_WORDS[w]}) for w in words]
+
+
+def _kept_numbers(text: str) -> set[str]:
+    """Every value an interpretation expresses, in digits, words, kanji or month names."""
+    kept: set[str] = set()
+    for m in _NUMBER.finditer(text):
+        parts = [value for _, value in _number_parts(m.group("digits"))]
+        kept.update(parts)
+        if len(parts) == 1:
+            kept.add(_canonical(parts[0], m.group("scale")))
+            if parts[0].isdigit() and 1 <= int(parts[0]) <= 11 and _PM.match(text, m.end()):
+                kept.add(str(int(parts[0]) + 12))  # "3 p.m." keeps the content's 15:00
+    kept.update(terms.NUMBER_WORDS[w] for w in _NUMBER_WORD.findall(text))
+    kept.update(str(_kanji_value(k)) for k in _KANJI_NUMBER.findall(text))
+    kept.update(terms.MONTH_NUMBERS[m] for m in _MONTH.findall(text))
+    kept.update(str(int(n) - 12) for n in list(kept) if n.isdigit() and 13 <= int(n) <= 23)
+    return kept
+
+
+def _kanji_value(numeral: str) -> int:
+    """二十三 is 23, 三万 is 30000, 二〇二四 is 2024."""
+    total = section = digit = 0
+    for char in numeral:
+        if char in terms.KANJI_DIGITS:
+            digit = digit * 10 + terms.KANJI_DIGITS[char]
+        elif char in terms.KANJI_UNITS:
+            section, digit = section + (digit or 1) * terms.KANJI_UNITS[char], 0
+        else:
+            total += ((section + digit) or 1) * terms.KANJI_SECTIONS[char]
+            section = digit = 0
+    return total + section + digit
+
+
+def _numbers(content: str, interpretation: str) -> str | None:
+    """Every number the content states is still there (reformatting allowed)."""
+    kept = _kept_numbers(interpretation)
+    for surface, values in _stated_numbers(content):
+        if not values & kept:
+            return f"the content says {surface}, the interpretation leaves it out"
+    return None
+
+
+def _hiragana(text: str) -> str:
+    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in text)
+
+
+def _romanised(text: str) -> str:
+    """Kana turned into Hepburn romaji (everything else kept), for a loose comparison."""
+    return _ROMAJI_PAIR.sub(lambda m: terms.ROMAJI[m.group()], _hiragana(text))
+
+
+def _loose(text: str) -> str:
+    """Latin letters only, with spelling variants folded (shi/si, ō/ou/o, tt/t, l/r)."""
+    text = _NOT_LATIN.sub(" ", unicodedata.normalize("NFKD", _romanised(text).lower()))
+    for pattern, replacement in _FOLDS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _english_names(text: str) -> list[str]:
+    """Capitalised words that are not the first word of a sentence, nor common words."""
+    names = []
+    for m in _CAPITALISED.finditer(text):
+        word, before = m.group().removesuffix("'s"), text[: m.start()]
+        opener = before.rstrip()
+        if not opener or opener[-1] in _SENTENCE_OPENERS or "\n" in before[len(opener) :]:
+            continue
+        common = len(word) < 2 or word.isupper() or word.lower() in terms.NOT_NAMES
+        if not common and not _KIN_WORDS.fullmatch(word.lower()):
+            names.append(word)
+    return names
+
+
+def _kana_names(text: str) -> list[str]:
+    """Kana names marked as names: さくらちゃん, 名前はミケ, ポチという名前."""
+    kin_spans = [m.span() for m in _KIN_WORDS.finditer(text)]
+    names = []
+    for m in _JA_NAME.finditer(text):
+        group = next(g for g in ("a", "b", "c") if m.group(g))
+        start, end = m.span(group)
+        if any(s < end and start < e for s, e in kin_spans):
+            continue
+        name = m.group(group)
+        while len(name) > 2 and name[0] in terms.JA_LEADING_PARTICLES:
+            name = name[1:]
+        if not name.startswith(terms.JA_NOT_NAMES):
+            names.append(name)
+    return names
+
+
+def _names(content: str, interpretation: str) -> str | None:
+    """Every name the content gives is kept, romanised or not; uncheckable ones pass."""
+    kept, kana_kept = _loose(interpretation), _hiragana(interpretation)
+    japanese = _JAPANESE.search(interpretation) is not None
+    for name in _english_names(content):
+        if not _loose_in(name, kept) and not japanese:
+            return f'the content names "{name}", the interpretation leaves it out'
+    content_loose = _loose(content)
+    foreign = [n for n in _english_names(interpretation) if not _loose_in(n, content_loose)]
+    for name in _kana_names(content):
+        if _hiragana(name) in kana_kept or _loose_in(name, kept) or foreign:
+            continue
+        if _KANJI.search(interpretation) and not re.search("[ァ-ヴ]", name):
+            continue  # a hiragana name may be written in kanji: cannot check
+        return f'the content names "{name}", the interpretation leaves it out'
+    return None
+
+
+def _loose_in(name: str, loose_text: str) -> bool:
+    """``name`` is in the folded text, as words or run together ("VS Code", "VSCode")."""
+    loose_name = _loose(name).strip()
+    squashed = loose_name.replace(" ", "")
+    return loose_name in loose_text or squashed in loose_text.replace(" ", "")

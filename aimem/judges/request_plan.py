@@ -1,0 +1,109 @@
+"""How big a request may be: reply-length bounds, batch sizes that fit the timeout.
+
+A small model on a laptop CPU decodes ~25 tokens/s: a batch of 8 needs ~900 output
+tokens, longer than a 30 s timeout, and every item would end pending. So the judge
+bounds each reply (``max_tokens``, sized to what it asks for, so a runaway reply ends
+instead of eating the timeout) and learns the endpoint's pace from the replies it gets,
+grouping a batch so each request should take at most half the timeout.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "SMALL_MODEL_WEIGHT",
+    "Pace",
+    "estimate_tokens",
+    "is_small_model",
+    "reply_tokens",
+]
+
+#: Reply tokens allowed per item: one sentence, four scores and a rationale take ~100-200
+#: (a Japanese sentence more); a runaway reply stops here instead of eating the timeout.
+#: Not sized by the content, so a request's shape never depends on what is judged.
+_TOKENS_PER_ITEM = 512
+#: Prompt tokens cost this fraction of a reply token's time (prefill is ~4x decode).
+_PROMPT_TOKEN_COST = 0.25
+#: The share of the timeout one request is planned to take.
+_TIMEOUT_SHARE = 0.5
+#: The heuristic's share of each component blended into a small model's judgement.
+SMALL_MODEL_WEIGHT = 0.5
+_PARAMETERS = re.compile(r"(?<![0-9.])(\d+(?:\.\d+)?)\s*b(?![a-z])", re.IGNORECASE)
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free upper estimate: UTF-8 bytes / 3 (English ~4, Japanese ~1 per token)."""
+    return -(-len(text.encode("utf-8")) // 3)
+
+
+def reply_tokens(items: int) -> int:
+    """A ``max_tokens`` bound for answering ``items`` items: room for each, not for a runaway."""
+    return 64 + _TOKENS_PER_ITEM * max(1, items)
+
+
+def is_small_model(name: str | None) -> bool:
+    """Whether a model's name says it has at most 8B parameters (``qwen2.5-1.5b``, ``llama3:8b``).
+
+    Names without a size (``gpt-4o-mini``, ``stub-model``) are not small.
+    """
+    if not name:
+        return False
+    sizes = [float(m.group(1)) for m in _PARAMETERS.finditer(name.replace("_", "-"))]
+    return bool(sizes) and max(sizes) <= 8
+
+
+@dataclass
+class Pace:
+    """Seconds per cost unit (a reply token, or four prompt tokens), learnt from replies.
+
+    Unknown until the first reply: then batches are sized by count alone, as before.
+    """
+
+    seconds_per_unit: float | None = None
+
+    def observe(self, prompt_tokens: int, completion_tokens: int, seconds: float) -> None:
+        """Fold one reply's time in (the slower of old and new dominates: be safe)."""
+        units = prompt_tokens * _PROMPT_TOKEN_COST + completion_tokens
+        if units <= 0 or seconds <= 0:
+            return
+        rate = seconds / units
+        old = self.seconds_per_unit
+        self.seconds_per_unit = rate if old is None else max(rate, 0.5 * old + 0.5 * rate)
+
+    def timed_out(self, prompt_tokens: int, reply_tokens: int, timeout: float) -> None:
+        """A request this big took longer than ``timeout``: the pace is at least that slow."""
+        units = prompt_tokens * _PROMPT_TOKEN_COST + reply_tokens
+        if units > 0:
+            floor = timeout / units
+            self.seconds_per_unit = max(self.seconds_per_unit or 0.0, floor)
+
+    def seconds(self, prompt_tokens: int, reply_tokens: int) -> float | None:
+        """The expected time of a request, or None while the pace is unknown."""
+        if self.seconds_per_unit is None:
+            return None
+        return self.seconds_per_unit * (prompt_tokens * _PROMPT_TOKEN_COST + reply_tokens)
+
+    def groups(
+        self, sizes: Sequence[tuple[int, int]], fixed_prompt: int, timeout: float
+    ) -> list[range]:
+        """Split items into consecutive groups whose requests fit half of ``timeout``.
+
+        Each item is ``(prompt tokens, expected reply tokens)``; ``fixed_prompt`` is the
+        rubric every request carries.
+        """
+        budget = timeout * _TIMEOUT_SHARE
+        groups: list[range] = []
+        start, prompt, reply = 0, fixed_prompt, 0
+        for i, (item_prompt, item_reply) in enumerate(sizes):
+            took = self.seconds(prompt + item_prompt, reply + item_reply)
+            if i > start and took is not None and took > budget:
+                groups.append(range(start, i))
+                start, prompt, reply = i, fixed_prompt, 0
+            prompt += item_prompt
+            reply += item_reply
+        if start < len(sizes):
+            groups.append(range(start, len(sizes)))
+        return groups
