@@ -61,6 +61,9 @@ class Capabilities:
     temperature: bool = True
     seed: bool = True
     max_tokens: Literal["max_tokens", "max_completion_tokens", "none"] = "max_tokens"
+    #: Bumped by every step down: a refusal of a request built before the last step is
+    #: stale (another request already stepped down), so the request is just sent again.
+    generation: int = 0
 
     def degrade(self, parameter: Parameter, endpoint: str) -> bool:
         """Step ``parameter`` down once; False when it is already as low as it goes."""
@@ -81,6 +84,7 @@ class Capabilities:
             if not self.seed:
                 return False
             self.seed = False
+        self.generation += 1
         log.info(
             "aimem: %s refused %s; this judge now sends %s",
             endpoint,

@@ -26,6 +26,8 @@ class Tally:
     last_raw: str | None = None
     errors: list[str] = field(default_factory=list)
     timeout: float = 30.0
+    #: The capabilities generation the last request was built with.
+    built_with: int = 0
 
     def fail(self, reason: str) -> None:
         """Note one failed request's reason."""

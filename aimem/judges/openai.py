@@ -434,8 +434,11 @@ class OpenAIJudge(OwnsClient):
                 )(self._request, messages, tally, schema, bound, split_on_timeout)
             except (openai.APIError, UnreadableResponseError) as exc:
                 parameter = refused_parameter(exc)
-                if parameter is not None and self._caps.degrade(parameter, self._endpoint()):
-                    continue
+                if parameter is not None and (
+                    tally.built_with != self._caps.generation
+                    or self._caps.degrade(parameter, self._endpoint())
+                ):
+                    continue  # stale (built before another request stepped down), or stepped down
                 error = self._give_up(exc, tally)
                 if is_auth(exc):
                     raise error from None
@@ -466,11 +469,13 @@ class OpenAIJudge(OwnsClient):
         bound: int,
         split_on_timeout: bool,
     ) -> Reply:
-        options = self._caps.request_options(
-            dict(schema), temperature=self.temperature, seed=self.seed, max_tokens=bound
-        )
-        sent = with_note(messages, self._caps.schema_note(dict(schema)))
         async with self._gate():
+            # Built after the wait: another request may have stepped the capabilities down.
+            tally.built_with = self._caps.generation
+            options = self._caps.request_options(
+                dict(schema), temperature=self.temperature, seed=self.seed, max_tokens=bound
+            )
+            sent = with_note(messages, self._caps.schema_note(dict(schema)))
             tally.requests += 1
             started = time.perf_counter()
             try:

@@ -31,7 +31,8 @@ _PROMPT_TOKEN_COST = 0.25
 _TIMEOUT_SHARE = 0.5
 #: The heuristic's share of each component blended into a small model's judgement.
 SMALL_MODEL_WEIGHT = 0.5
-_PARAMETERS = re.compile(r"(?<![0-9.])(\d+(?:\.\d+)?)\s*b(?![a-z])", re.IGNORECASE)
+#: A parameter count in a model name: "1.5b", "8B", "8x7b" (experts x size).
+_PARAMETERS = re.compile(r"(?<![0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)\s*b(?![a-z])", re.IGNORECASE)
 
 
 def estimate_tokens(text: str) -> int:
@@ -51,7 +52,10 @@ def is_small_model(name: str | None) -> bool:
     """
     if not name:
         return False
-    sizes = [float(m.group(1)) for m in _PARAMETERS.finditer(name.replace("_", "-"))]
+    sizes = [
+        float(m.group(2)) * int(m.group(1) or 1)
+        for m in _PARAMETERS.finditer(name.replace("_", "-"))
+    ]
     return bool(sizes) and max(sizes) <= 8
 
 
