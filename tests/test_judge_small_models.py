@@ -572,6 +572,33 @@ def test_a_timed_out_batch_is_split_and_every_item_judged(
     assert sorted(c for asked in later for c in asked) == sorted(contents)
 
 
+def test_a_batch_that_waited_behind_a_timeout_is_regrouped_before_it_is_sent(
+    chat: respx.Route, waits: list[float]
+) -> None:
+    """save_many runs batches concurrently: once one times out, the queued ones must not
+    spend their own timeouts finding out the same thing."""
+    chat.mock(side_effect=server(first=httpx.ReadTimeout("timed out")))
+    first, second = [f"I like tea kind {c}." for c in "ABCD"], [f"I like jam {c}." for c in "EFGH"]
+    judge = make_judge(model="llama3.2:3b")  # small: one request at a time from the start
+
+    async def go() -> list[list[Interpretation | JudgeError]]:
+        async with judge:
+            return list(
+                await asyncio.gather(
+                    judge.interpret_many([JudgeItem(c) for c in first]),
+                    judge.interpret_many([JudgeItem(c) for c in second]),
+                )
+            )
+
+    results = asyncio.run(go())
+    assert all(isinstance(r, Interpretation) for batch in results for r in batch)
+    asked = [contents_in(sent(chat, i)) for i in range(chat.call_count)]
+    assert asked[0] == first  # the batch that timed out
+    assert second not in asked  # the one queued behind it was never sent whole
+    assert all(len(a) < 4 for a in asked[1:])
+    assert sorted(c for a in asked[1:] for c in a) == sorted(first + second)
+
+
 # --- 6. pace ---------------------------------------------------------------------------------
 
 

@@ -91,7 +91,15 @@ _MAX_TIMEOUT_GROWTH = 4
 
 
 class _TimedOut(Exception):
-    """A batch request timed out: split it rather than wait longer for all of it."""
+    """A batch request timed out (or no longer fits the pace): split it, don't wait longer.
+
+    ``sent`` is False when the batch was not sent at all: while it waited its turn,
+    another request's timeout showed the endpoint to be slower than its grouping assumed.
+    """
+
+    def __init__(self, sent: bool = True) -> None:
+        super().__init__("timed out" if sent else "no longer fits the pace")
+        self.sent = sent
 
 
 class _Unfaithful(InvalidOutputError):
@@ -323,11 +331,11 @@ class OpenAIJudge(OwnsClient):
         )
         try:
             reply = await self._send(
-                messages, tally, schema, [i.content for i in items], split_on_timeout=True
+                messages, tally, schema, [i.content for i in items], plan=self._plan(items)
             )
             outputs, problems = parse_batch(reply, len(items), shown, self._scale)
-        except _TimedOut:
-            return await self._regroup(items, user_context)
+        except _TimedOut as exc:
+            return await self._regroup(items, user_context, sent=exc.sent)
         except JudgeError as exc:
             return [exc] * len(items)
         except InvalidOutputError as exc:
@@ -361,15 +369,19 @@ class OpenAIJudge(OwnsClient):
                 results[i] = await self._single(items[i], user_context)
         return [r for r in results if r is not None]
 
+    def _plan(self, items: Sequence[JudgeItem]) -> tuple[int, int]:
+        """A batch request's expected (prompt tokens, reply tokens)."""
+        sizes = self._sizes(items)
+        return self._fixed_prompt() + sum(p for p, _ in sizes), sum(r for _, r in sizes)
+
     async def _regroup(
-        self, items: Sequence[JudgeItem], user_context: str | None
+        self, items: Sequence[JudgeItem], user_context: str | None, *, sent: bool = True
     ) -> list[Interpretation | JudgeError]:
         """A timed-out batch again, in groups the pace now says fit (halves at least)."""
         sizes = self._sizes(items)
         fixed = self._fixed_prompt()
-        self._pace.timed_out(
-            fixed + sum(p for p, _ in sizes), sum(r for _, r in sizes), self.timeout
-        )
+        if sent:
+            self._pace.timed_out(*self._plan(items), self.timeout)
         groups = self._pace.groups(sizes, fixed, self.timeout)
         if len(groups) == 1:
             half = len(items) // 2
@@ -419,7 +431,7 @@ class OpenAIJudge(OwnsClient):
         schema: ResponseFormatJSONSchema,
         contents: Sequence[str],
         *,
-        split_on_timeout: bool = False,
+        plan: tuple[int, int] | None = None,
     ) -> Reply:
         """One successful exchange, retrying transient failures with backoff.
 
@@ -431,7 +443,7 @@ class OpenAIJudge(OwnsClient):
             try:
                 reply: Reply = await retrying(
                     self.max_attempts, self.max_retry_wait, final=refused_parameter
-                )(self._request, messages, tally, schema, bound, split_on_timeout)
+                )(self._request, messages, tally, schema, bound, plan)
             except (openai.APIError, UnreadableResponseError) as exc:
                 parameter = refused_parameter(exc)
                 if parameter is not None and (
@@ -467,9 +479,11 @@ class OpenAIJudge(OwnsClient):
         tally: Tally,
         schema: ResponseFormatJSONSchema,
         bound: int,
-        split_on_timeout: bool,
+        plan: tuple[int, int] | None,
     ) -> Reply:
         async with self._gate():
+            if plan is not None and not self._pace.fits(*plan, self.timeout):
+                raise _TimedOut(sent=False)  # learnt while this batch waited its turn
             # Built after the wait: another request may have stepped the capabilities down.
             tally.built_with = self._caps.generation
             options = self._caps.request_options(
@@ -486,7 +500,7 @@ class OpenAIJudge(OwnsClient):
             except openai.APITimeoutError as exc:
                 tally.fail(f"timed out after {tally.timeout:g} s")
                 self._slow = True
-                if split_on_timeout:
+                if plan is not None:  # a batch: split it rather than wait longer
                     raise _TimedOut from exc
                 tally.timeout = min(tally.timeout * 2, self.timeout * _MAX_TIMEOUT_GROWTH)
                 raise

@@ -84,6 +84,11 @@ class Pace:
             floor = timeout / units
             self.seconds_per_unit = max(self.seconds_per_unit or 0.0, floor)
 
+    def fits(self, prompt_tokens: int, reply_tokens: int, timeout: float) -> bool:
+        """Whether a request this big should take at most half of ``timeout`` (unknown: yes)."""
+        took = self.seconds(prompt_tokens, reply_tokens)
+        return took is None or took <= timeout * _TIMEOUT_SHARE
+
     def seconds(self, prompt_tokens: int, reply_tokens: int) -> float | None:
         """The expected time of a request, or None while the pace is unknown."""
         if self.seconds_per_unit is None:
