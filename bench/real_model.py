@@ -4,7 +4,8 @@ Usage::
 
     bench/real_model.sh start
     python bench/real_model.py [--url URL] [--model NAME] [--items 30] [--heldout-items 30]
-                               [--skip-batched] [--skip-updates] [--update-items 6]
+                               [--skip-single] [--skip-batched] [--skip-updates]
+                               [--update-items 6]
 
 Everything goes through aimem's public API with default judge settings (the judge that
 ``OPENAI_BASE_URL`` alone would build). Prints, for single saves and for ``save_many``:
@@ -85,6 +86,10 @@ def summary(name: str, memories: Sequence[aimem.Memory], seconds: float) -> dict
         f"latency p50 {row['latency_p50']:.1f} s  tokens {row['prompt_tokens']:.0f}+"
         f"{row['completion_tokens']:.0f}  wall {row['seconds_per_save']:.1f} s/save"
     )
+    for m in judged:
+        if m.rationale.startswith(FLAG):  # what the faithfulness guard refused, and why
+            reason = m.rationale[len(FLAG) :].split("]")[0]
+            print(f"{'':<10}   kept {m.content[:60]!r}: {reason}")
     return row
 
 
@@ -158,11 +163,15 @@ def updates(args: argparse.Namespace, db: str) -> None:
 
     items = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
     items = [i for i in items if i["kind"] == "update"][: args.update_items]
-    for label, make in (("model", lambda: judge(args)), ("heuristic", aimem.HeuristicJudge)):
+    judges: tuple[tuple[str, Any], ...] = (
+        ("model", judge(args)),
+        ("heuristic", aimem.HeuristicJudge()),
+    )
+    for label, the_judge in judges:  # one judge for every item, as a user would hold it
         ok = 0
         start = time.perf_counter()
         for n, it in enumerate(items):
-            with aimem.MemoryStore(db, judge=make(), namespace=f"upd-{label}-{n}") as s:
+            with aimem.MemoryStore(db, judge=the_judge, namespace=f"upd-{label}-{n}") as s:
                 half = len(it["distractors"]) // 2
                 s.save_many(it["distractors"][:half])
                 old = s.save(it["old"])
@@ -191,6 +200,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--heldout", type=Path, default=HELDOUT)
     parser.add_argument("--heldout-items", type=int, default=30)
     parser.add_argument("--update-items", type=int, default=6)
+    parser.add_argument(
+        "--skip-single", action="store_true", help="no single saves (nor dev accuracy)"
+    )
     parser.add_argument("--skip-batched", action="store_true")
     parser.add_argument("--skip-updates", action="store_true")
     args = parser.parse_args(argv)
@@ -203,14 +215,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     with tempfile.TemporaryDirectory() as tmp:
         db = f"sqlite:///{Path(tmp) / 'real_model.db'}"
-        start = time.perf_counter()
-        singles = single_saves(args, dev, db)
-        summary("single", singles, time.perf_counter() - start)
+        singles: list[aimem.Memory] = []
+        if not args.skip_single:
+            start = time.perf_counter()
+            singles = single_saves(args, dev, db)
+            summary("single", singles, time.perf_counter() - start)
         if not args.skip_batched:
             start = time.perf_counter()
             batch = batched_saves(args, dev, db)
             summary("batched", batch, time.perf_counter() - start)
-        accuracy_table("dev", dev, singles)
+        if singles:
+            accuracy_table("dev", dev, singles)
         if heldout:
             start = time.perf_counter()
             held = single_saves(args, heldout, db)
