@@ -991,3 +991,25 @@ def test_configured_options_reach_the_wire(chat: respx.Route, tmp_path: Path) ->
 def test_bad_judge_options_are_rejected(options: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         OpenAIJudge(api_key="k", **options)
+
+
+@pytest.mark.parametrize(("model", "archived"), [(SMALL, True), (BIG, False)])
+def test_a_small_models_missed_supersession_is_added_from_the_heuristic(
+    chat: respx.Route, db_url: str, model: str, archived: bool
+) -> None:
+    """A 1.5B model rarely names the memory an update replaces; the heuristic's guarded
+    rules add it for small models only (a large model's own judgement stands)."""
+    old, new = "I live in Sendai.", "I moved to Sapporo; I no longer live in Sendai."
+    chat.mock(
+        side_effect=[
+            ok(output(interpreted_content="The user lives in Sendai."), model=model),
+            ok(output(interpreted_content="The user moved to Sapporo from Sendai."), model=model),
+        ]
+    )
+    with aimem.MemoryStore(db_url, judge=make_judge()) as store:
+        first = store.save(old)
+        report = store.save_with_report(new)
+        reread = store.get(first.id)
+    assert chat.call_count == 2
+    assert (reread.archive_reason == "superseded") is archived
+    assert [m.id for m in report.archived] == ([first.id] if archived else [])

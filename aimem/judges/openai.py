@@ -40,7 +40,7 @@ from openai.types.shared_params import ResponseFormatJSONSchema
 
 from ..exceptions import JudgeError, ValidationError
 from ..models import Interpretation, Memory, Usage
-from .amendments import KEPT_CONTENT_FLAG, blend, kept_content
+from .amendments import KEPT_CONTENT_FLAG, blend, kept_content, with_supersedes
 from .batch import JudgeItem, batch_response_format, build_batch_messages, parse_batch
 from .capabilities import Capabilities, refused_parameter
 from .evidence import Tally, share
@@ -572,14 +572,14 @@ class OpenAIJudge(OwnsClient):
             retries=tally.requests - 1,
         )
         fields = output.model_dump()
+        # The prompt numbers related memories from 1; Interpretation counts from 0.
+        fields["supersedes"] = tuple(n - 1 for n in output.supersedes)
         weight = self._weight(model)
         if weight > 0:
             offline = await self._heuristic.interpret(
                 content, user_context=user_context, related=related
             )
-            fields = blend(fields, offline, weight)
-        # The prompt numbers related memories from 1; Interpretation counts from 0.
-        fields["supersedes"] = tuple(n - 1 for n in output.supersedes)
+            fields = with_supersedes(blend(fields, offline, weight), offline)
         return Interpretation(
             **fields,
             model=model,
