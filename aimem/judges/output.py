@@ -60,9 +60,11 @@ __all__ = [
 class JudgeOutput(BaseModel):
     """What the model must return; its schema is sent as the structured-output format.
 
-    Ranges are checked by validators rather than schema bounds: some OpenAI-compatible
-    grammar engines reject or ignore numeric bounds, and a bad value must be re-asked,
-    never clamped. Strict mode refuses numbers sent as strings.
+    Ranges are checked by validators, never clamped: a bad value is re-asked. Its own
+    schema has no number bounds (some grammar engines reject or ignore them); from
+    interpret.v3 the schema sent asks for integers 0-5 with bounds, which grammar engines
+    do enforce, and ``scaled_to_fractions`` maps them to these fields' 0.0-0.25 before
+    validation. Strict mode refuses numbers sent as strings.
     """
 
     model_config = ConfigDict(strict=True)
@@ -196,8 +198,8 @@ def scaled_to_fractions(fields: object, scale: int | None) -> object:
     """Read a reply's components on the prompt's integer scale as DESIGN's fractions.
 
     With ``scale`` set (interpret.v3), a JSON integer ``n`` in ``0..scale`` is
-    ``n / scale * 0.25``; a number already in ``[0, 0.25]`` with a fraction part is
-    read as it is (a model that answers in DESIGN's own units means the same thing).
+    ``n / scale * 0.25``; a JSON number with a decimal point in ``[0, 0.25]`` is read as
+    it is (a model that answers in DESIGN's own units means the same thing).
     Anything else is left for the validator to refuse.
 
     Raises:
