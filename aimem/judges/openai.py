@@ -364,9 +364,11 @@ class OpenAIJudge(OwnsClient):
                 )
             else:
                 results.append(None)
-        for i, result in enumerate(results):
-            if result is None:  # one at a time: a local server answers one request at once
-                results[i] = await self._single(items[i], user_context)
+        # Concurrently: the gate already sends them one at a time to a small or slow server.
+        missing = [i for i, r in enumerate(results) if r is None]
+        retried = await asyncio.gather(*(self._single(items[i], user_context) for i in missing))
+        for i, result in zip(missing, retried, strict=True):
+            results[i] = result
         return [r for r in results if r is not None]
 
     def _plan(self, items: Sequence[JudgeItem]) -> tuple[int, int]:
