@@ -13,6 +13,7 @@ from typing import Any
 from .embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
 from .exceptions import (
     AimemError,
+    AmbiguousIdError,
     ConflictError,
     EmbedderMismatchError,
     EmbeddingError,
@@ -45,6 +46,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AimemError",
+    "AmbiguousIdError",
     "AsyncMemoryStore",
     "ConflictError",
     "Embedder",

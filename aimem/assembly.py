@@ -21,7 +21,7 @@ from .judges.base import Judge
 from .judging import Judging, default_judge
 from .loop import on_sync_loop
 from .models import Memory
-from .retrieval import Retriever, mismatch_message
+from .retrieval import Retriever, mismatch_message, other_embedder_message
 from .settings import Settings, default_database_url
 from .storage import open_backend
 from .validation import check_label, check_namespace
@@ -93,11 +93,14 @@ class StoreParts:
             check_label(embedder.name, "the embedder's name")
             dim = embedder.dim
             stored = self._db.vector_dim(self.namespace, embedder.name)
+            others = self._db.vector_models(self.namespace) if stored is None else {}
         except AimemError:
             self._db.close()
             raise
         if dim is not None and stored is not None and stored != dim:
             log.warning("aimem: %s", mismatch_message(embedder.name, stored, dim))
+        elif others:
+            log.warning("aimem: %s", other_embedder_message(embedder.name, others))
 
     # -- lifecycle ------------------------------------------------------------------
 

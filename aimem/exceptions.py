@@ -3,6 +3,7 @@
 ```
 AimemError
 ├── ValidationError (also ValueError)    bad input from the caller: fix the call
+│   ├── AmbiguousIdError                 an id prefix that names several memories
 │   └── EmbedderMismatchError            the embedder's vectors differ from the stored ones
 ├── NotFoundError   (also KeyError)      no memory with that id in this namespace
 ├── ConflictError                        stale expected_version, reused idempotency key
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "AimemError",
+    "AmbiguousIdError",
     "ConflictError",
     "EmbedderMismatchError",
     "EmbeddingError",
@@ -38,6 +40,10 @@ class AimemError(Exception):
 
 class ValidationError(AimemError, ValueError):
     """The caller passed something aimem refuses to store (empty, too large, wrong type)."""
+
+
+class AmbiguousIdError(ValidationError):
+    """An id prefix matched several memories: give more characters (as git does)."""
 
 
 class NotFoundError(AimemError, KeyError):

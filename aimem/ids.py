@@ -11,8 +11,23 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 
-__all__ = ["content_hash", "new_id"]
+__all__ = [
+    "DISPLAY_PREFIX",
+    "MIN_PREFIX",
+    "content_hash",
+    "id_prefix",
+    "new_id",
+    "shortest_unique_prefixes",
+]
+
+#: The shortest id prefix a lookup accepts (git's rule); shorter would name too many.
+MIN_PREFIX = 4
+#: The shortest prefix shown for an id (its first 8 characters, before the first hyphen).
+DISPLAY_PREFIX = 8
+_ID_LENGTH = 36
+_PREFIX_CHARS = frozenset("0123456789abcdef-")
 
 _lock = threading.Lock()
 _last = 0
@@ -38,3 +53,49 @@ def new_id() -> str:
 def content_hash(content: str) -> str:
     """Exact-duplicate key: SHA-256 of the verbatim content."""
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def id_prefix(text: str) -> str | None:
+    """``text`` as a lower-case id prefix to look up, or None when it is a whole id (or no prefix).
+
+    Only strings of hex digits and hyphens shorter than an id, at least ``MIN_PREFIX``
+    long, are prefixes; anything else is looked up as given (and is simply not found).
+    """
+    candidate = text.strip().lower()
+    if not MIN_PREFIX <= len(candidate) < _ID_LENGTH or not set(candidate) <= _PREFIX_CHARS:
+        return None
+    return candidate
+
+
+def shortest_unique_prefixes(
+    targets: Iterable[str], universe: Iterable[str], min_length: int = DISPLAY_PREFIX
+) -> dict[str, str]:
+    """Each target id -> its shortest prefix (>= ``min_length``) no other id of ``universe`` shares.
+
+    Ids sort the way their strings do, so an id's longest shared prefix is with one of
+    its two neighbours in sorted order: one sort, then two comparisons per id.
+    """
+    ordered = sorted(set(universe) | set(targets))
+    position = {value: i for i, value in enumerate(ordered)}
+
+    def shared(a: str, b: str) -> int:
+        n = 0
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                break
+            n += 1
+        return n
+
+    result: dict[str, str] = {}
+    for target in targets:
+        i = position[target]
+        longest = 0
+        if i > 0:
+            longest = shared(ordered[i - 1], target)
+        if i + 1 < len(ordered):
+            longest = max(longest, shared(ordered[i + 1], target))
+        length = max(min_length, longest + 1)
+        if length < len(target) and target[length - 1] == "-":
+            length += 1  # never end a prefix on a hyphen
+        result[target] = target[:length]
+    return result

@@ -11,16 +11,18 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from .assembly import ArchiveCallback
 from .context import render_context
 from .exceptions import (
+    AmbiguousIdError,
     JudgeError,
     NotFoundError,
     ValidationError,
 )
+from .ids import DISPLAY_PREFIX, MIN_PREFIX, id_prefix, shortest_unique_prefixes
 from .models import (
     HistoryEvent,
     Interpretation,
@@ -232,6 +234,7 @@ class AsyncMemoryStore(Portability):
         content = check_content(content, self.settings.max_content_chars)
         user_context = check_user_context(user_context)
         expected = check_version_number(expected_version)
+        memory_id = await self.resolve_id(memory_id)
         current = await self.get(memory_id)
         check_version(current, expected)
         if current.archived_at is None:  # before paying for a judgement
@@ -324,8 +327,52 @@ class AsyncMemoryStore(Portability):
     # -- reading --------------------------------------------------------------------
 
     async def get(self, memory_id: str) -> Memory:
-        """One memory by id, archived ones included; NotFoundError if absent."""
-        return await self._db_call(self._db.get, self.namespace, check_memory_id(memory_id))
+        """One memory by id or unique id prefix, archived ones included; NotFoundError if absent."""
+        return await self._db_call(self._db.get, self.namespace, await self.resolve_id(memory_id))
+
+    async def resolve_id(self, memory_id: str) -> str:
+        """The full id a unique prefix names (at least 4 characters, as git takes them).
+
+        A whole id, or text that is no id prefix, comes back as given (and is then simply
+        not found). Every method that takes a ``memory_id`` resolves it this way.
+
+        Raises:
+            NotFoundError: no memory of this namespace starts with the prefix.
+            AmbiguousIdError: several do; the message asks for more characters.
+        """
+        memory_id = check_memory_id(memory_id)
+        prefix = id_prefix(memory_id)
+        if prefix is None:
+            if len(memory_id.strip()) < MIN_PREFIX:
+                raise NotFoundError(
+                    f"No memory with id {memory_id!r} in namespace {self.namespace!r}: "
+                    f"an id prefix needs at least {MIN_PREFIX} characters"
+                )
+            return memory_id
+        found = await self._db_call(self._db.ids_with_prefix, self.namespace, prefix, 3)
+        if not found:
+            raise NotFoundError(
+                f"No memory with id or id prefix {memory_id!r} in namespace {self.namespace!r}"
+            )
+        if len(found) > 1:
+            many = "2 memories" if len(found) == 2 else "3 or more memories"
+            raise AmbiguousIdError(
+                f"id prefix {memory_id!r} matches {many} ({', '.join(found[:2])}"
+                f"{', ...' if len(found) > 2 else ''}): give more characters"
+            )
+        return found[0]
+
+    async def short_ids(
+        self, ids: Iterable[str], *, min_length: int = DISPLAY_PREFIX
+    ) -> dict[str, str]:
+        """Each id -> its shortest prefix (at least ``min_length``) no other memory id shares.
+
+        Archived memories count too, so a shown prefix resolves to the same memory later
+        (until a new memory saved in the same instant shares it).
+        """
+        targets = builtins.list(dict.fromkeys(ids))
+        universe = await self._db_call(self._db.all_ids, self.namespace)
+        return shortest_unique_prefixes(targets, universe, min_length)
 
     async def list(
         self,
@@ -387,8 +434,17 @@ class AsyncMemoryStore(Portability):
         return hits
 
     async def stats(self) -> Stats:
-        """Counts (active, archived, pending, pinned, total), mean priority and tokens used."""
-        return await self._db_call(self._db.stats, self.namespace, self.policy)
+        """Counts (active, archived, pending, pinned, total), mean priority, tokens, embedder.
+
+        ``embedded`` counts the active memories with a vector from the configured
+        embedder: fewer than ``count`` means some can only be found by keyword.
+        """
+        stats = await self._db_call(self._db.stats, self.namespace, self.policy)
+        if self.embedder is None:
+            return stats
+        models = await self._db_call(self._db.vector_models, self.namespace)
+        name = self.embedder.name
+        return stats.model_copy(update={"embedder": name, "embedded": models.get(name, 0)})
 
     async def get_core(self) -> str:
         """The namespace's core text: identity and personality, never pruned."""
@@ -419,18 +475,18 @@ class AsyncMemoryStore(Portability):
 
     async def delete(self, memory_id: str) -> None:
         """Delete one memory for good (the only hard delete)."""
-        await self._db_call(self._db.delete, self.namespace, check_memory_id(memory_id))
+        await self._db_call(self._db.delete, self.namespace, await self.resolve_id(memory_id))
 
     async def pin(self, memory_id: str) -> Memory:
         """Pin a memory: it is never archived and sits outside the cap."""
         return await self._db_call(
-            self._db.set_pinned, self.namespace, check_memory_id(memory_id), True
+            self._db.set_pinned, self.namespace, await self.resolve_id(memory_id), True
         )
 
     async def unpin(self, memory_id: str) -> Memory:
         """Unpin a memory; it counts toward the cap again (the next capacity run may archive)."""
         memory = await self._db_call(
-            self._db.set_pinned, self.namespace, check_memory_id(memory_id), False
+            self._db.set_pinned, self.namespace, await self.resolve_id(memory_id), False
         )
         if self.settings.auto_prune:
             await self.prune()
@@ -468,7 +524,7 @@ class AsyncMemoryStore(Portability):
     async def restore_with_report(self, memory_id: str) -> SaveReport:
         """Like ``restore``, but also returns what it archived to make room."""
         memory, archived = await self._db_call(
-            self._db.restore, self.namespace, check_memory_id(memory_id), self.policy
+            self._db.restore, self.namespace, await self.resolve_id(memory_id), self.policy
         )
         self._report(archived)
         return SaveReport(memories=[memory], archived=archived)
@@ -482,4 +538,5 @@ class AsyncMemoryStore(Portability):
         Raises:
             NotFoundError: no such memory in this namespace (a deleted memory has none).
         """
-        return await self._db_call(self._db.history, self.namespace, check_memory_id(memory_id))
+        memory_id = await self.resolve_id(memory_id)
+        return await self._db_call(self._db.history, self.namespace, memory_id)

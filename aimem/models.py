@@ -274,6 +274,11 @@ class Stats(BaseModel):
     completion_tokens: int
     max_memories: int
     min_priority_score: float
+    #: The name of the embedder behind semantic search (None: keyword search only).
+    embedder: str | None = None
+    #: Active memories with a vector from that embedder; fewer than ``count`` means
+    #: ``reembed()`` (``aimem reembed``) is due.
+    embedded: int | None = None
 
     def _repr_html_(self) -> str:
         return display.html_of(self)

@@ -7,7 +7,7 @@ everything is keyword-only and nothing fails.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import zip_longest
 from typing import Any, Literal, TypeVar
@@ -21,7 +21,7 @@ from .settings import Settings
 from .storage import Backend, SearchFilters
 from .vectors import Vector, units
 
-__all__ = ["CANDIDATES", "Mode", "Retriever", "mismatch_message"]
+__all__ = ["CANDIDATES", "Mode", "Retriever", "mismatch_message", "other_embedder_message"]
 
 Mode = Literal["hybrid", "keyword", "semantic"]
 T = TypeVar("T")
@@ -39,6 +39,17 @@ def mismatch_message(name: str, stored: int, given: int) -> str:
         f"This store's vectors from embedder {name!r} have {stored} dimensions, but the "
         f"configured embedder makes {given}: run `aimem reembed` (or store.reembed()) to "
         "re-compute them with it, or configure the embedder the vectors were made with"
+    )
+
+
+def other_embedder_message(name: str, stored: Mapping[str, int]) -> str:
+    """What to do when the stored vectors all come from embedders other than the configured one."""
+    made = ", ".join(f"{model!r} ({n} memories)" for model, n in sorted(stored.items()))
+    return (
+        f"This store's vectors were made by embedder {made}, not by the configured {name!r}: "
+        "search by meaning finds only memories embedded from now on. Run `aimem reembed` "
+        "(or store.reembed()) to re-compute every vector with it, or configure the embedder "
+        "the vectors were made with"
     )
 
 

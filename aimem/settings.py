@@ -152,6 +152,15 @@ class Settings(BaseModel):
             "or openai:MODEL. None: keyword search only."
         ),
     )
+    mcp_max_chars: int = Field(
+        default=20000,
+        ge=1000,
+        le=1_000_000,
+        description=(
+            "Character budget of the MCP server's instructions, read_memory and any one tool "
+            "result (text and structured content together); longer lists come in pages."
+        ),
+    )
     on_judge_error: Literal["pending", "raise"] = Field(
         default="pending",
         description=(
@@ -221,6 +230,7 @@ _ENV_NAMES = {
     "recency_half_life_days": "AIMEM_RECENCY_HALF_LIFE_DAYS",
     "on_judge_error": "AIMEM_ON_JUDGE_ERROR",
     "embedder": "AIMEM_EMBEDDER",
+    "mcp_max_chars": "AIMEM_MCP_MAX_CHARS",
     "openai_api_key": "OPENAI_API_KEY",
     "openai_base_url": "OPENAI_BASE_URL",
 }

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import builtins
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .embeddings import Embedder
+from .ids import DISPLAY_PREFIX
 from .judges.base import Judge
 from .loop import on_sync_loop, run_sync
 from .memory import ArchiveCallback, AsyncMemoryStore
@@ -202,6 +203,14 @@ class MemoryStore:
 
     def get(self, memory_id: str) -> Memory:  # noqa: D102
         return run_sync(self._async.get(memory_id))
+
+    def resolve_id(self, memory_id: str) -> str:  # noqa: D102
+        return run_sync(self._async.resolve_id(memory_id))
+
+    def short_ids(  # noqa: D102
+        self, ids: Iterable[str], *, min_length: int = DISPLAY_PREFIX
+    ) -> dict[str, str]:
+        return run_sync(self._async.short_ids(ids, min_length=min_length))
 
     def list(  # noqa: D102
         self,

@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.table import Table
 
 from .. import __version__
+from ..embedder_spec import parse_spec
 from ..judges.heuristic import HeuristicJudge
 from ..models import Memory
 from ..render import memory_table
@@ -52,6 +53,7 @@ def status(s: Session, args: argparse.Namespace) -> int:
     table.add_column("value")
     table.add_row("database", masked_url(url))
     table.add_row("judge", judge)
+    table.add_row("embedder", embedder_line(settings.embedder))
     table.add_row(
         "capacity",
         f"max_memories={settings.max_memories}, min_priority_score={settings.min_priority_score}, "
@@ -70,9 +72,26 @@ def status(s: Session, args: argparse.Namespace) -> int:
             f"{stats.count} active, {stats.archived} archived, {stats.pinned} pinned, "
             f"{stats.pending} pending; mean priority {mean}",
         )
+        if stats.embedded is not None and stats.embedded < stats.count:
+            table.add_row(
+                "vectors",
+                f"{stats.embedded} of {stats.count} active memories have a vector from "
+                f"{stats.embedder}: run `aimem reembed` so search by meaning finds them all",
+            )
     console.print(table)
     console.print("Try [bold]aimem demo[/bold] to watch it judge and forget.")
     return 0
+
+
+def embedder_line(spec: str | None) -> str:
+    """The configured embedder as the status shows it (nothing is loaded)."""
+    parsed = parse_spec(spec)
+    if parsed is None:
+        return "none: keyword search only (set AIMEM_EMBEDDER=local for search by meaning)"
+    kind, argument = parsed
+    if kind == "local":
+        return f"local ({argument or 'all-MiniLM-L6-v2'}, offline)"
+    return f"openai ({argument})"
 
 
 def demo(s: Session, args: argparse.Namespace) -> int:

@@ -181,6 +181,14 @@ class Backend:
         """One memory, archived or not; NotFoundError outside the namespace."""
         return self._reading(lambda conn: q.require(conn, namespace, memory_id))
 
+    def ids_with_prefix(self, namespace: str, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` ids of the namespace (archived included) starting with ``prefix``."""
+        return self._reading(lambda conn: q.ids_with_prefix(conn, namespace, prefix, limit))
+
+    def all_ids(self, namespace: str) -> list[str]:
+        """Every memory id of the namespace, archived included (for short display prefixes)."""
+        return self._reading(lambda conn: q.all_ids(conn, namespace))
+
     def list_memories(
         self,
         namespace: str,
@@ -191,22 +199,7 @@ class Backend:
         include_archived: bool = False,
     ) -> list[Memory]:
         """Memories in priority order (pending last) or newest first."""
-        query = q.select_memories().where(_m.namespace == namespace)
-        if not include_archived:
-            query = query.where(_m.archived_at.is_(None))
-        if min_score is not None:
-            query = query.where(_m.priority_score >= min_score)
-        if order == "priority":
-            query = query.order_by(
-                _m.priority_score.is_(None),
-                _m.priority_score.desc(),
-                _m.created_at.desc(),
-                _m.id.desc(),
-            )
-        else:
-            query = query.order_by(_m.created_at.desc(), _m.id.desc())
-        if limit is not None:
-            query = query.limit(limit)
+        query = q.list_query(namespace, min_score, limit, order, include_archived)
         return self._reading(lambda conn: q.memories(conn, query))
 
     def keyword_search(
@@ -247,6 +240,10 @@ class Backend:
         return self._reading(
             lambda conn: self._vectors.nearest(conn, namespace, model, vector, limit, filters)
         )
+
+    def vector_models(self, namespace: str) -> dict[str, int]:
+        """Active memories with a vector, per embedder name (what the stored vectors came from)."""
+        return self._reading(lambda conn: vq.vector_models(conn, namespace))
 
     def vector_dim(self, namespace: str, model: str) -> int | None:
         """Dimension of the namespace's stored vectors from ``model`` (None: none stored)."""

@@ -541,3 +541,47 @@ def set_core(conn: Connection, namespace: str, text_: str) -> None:
     )
     if updated.rowcount == 0:
         conn.execute(insert(CORE).values(namespace=namespace, text=text_, updated_at=now))
+
+
+def list_query(
+    namespace: str,
+    min_score: float | None,
+    limit: int | None,
+    order: str,
+    include_archived: bool,
+) -> Any:
+    """The query behind ``Backend.list_memories``: priority order (pending last) or newest first."""
+    query = select_memories().where(m.namespace == namespace)
+    if not include_archived:
+        query = query.where(m.archived_at.is_(None))
+    if min_score is not None:
+        query = query.where(m.priority_score >= min_score)
+    if order == "priority":
+        query = query.order_by(
+            m.priority_score.is_(None),
+            m.priority_score.desc(),
+            m.created_at.desc(),
+            m.id.desc(),
+        )
+    else:
+        query = query.order_by(m.created_at.desc(), m.id.desc())
+    if limit is not None:
+        query = query.limit(limit)
+    return query
+
+
+def ids_with_prefix(conn: Connection, namespace: str, prefix: str, limit: int) -> list[str]:
+    """Ids of the namespace that start with ``prefix`` (a LIKE on the primary key's index)."""
+    query = (
+        select(MEMORIES.c.id)
+        .where(MEMORIES.c.namespace == namespace, MEMORIES.c.id.startswith(prefix, autoescape=True))
+        .order_by(MEMORIES.c.id)
+        .limit(limit)
+    )
+    return [row[0] for row in conn.execute(query)]
+
+
+def all_ids(conn: Connection, namespace: str) -> list[str]:
+    """Every id of the namespace, archived included."""
+    query = select(MEMORIES.c.id).where(MEMORIES.c.namespace == namespace)
+    return [row[0] for row in conn.execute(query)]

@@ -47,6 +47,17 @@ def count_active_vectors(conn: Connection, namespace: str, model: str) -> int:
     return int(conn.execute(query).scalar_one())
 
 
+def vector_models(conn: Connection, namespace: str) -> dict[str, int]:
+    """How many active memories of a namespace have a vector, per embedder name."""
+    query = (
+        select(VECTORS.c.model, func.count())
+        .join_from(MEMORIES, VECTORS, VECTORS.c.seq == m.seq)
+        .where(m.namespace == namespace, m.archived_at.is_(None))
+        .group_by(VECTORS.c.model)
+    )
+    return {str(model): int(n) for model, n in conn.execute(query)}
+
+
 def vector_dim(conn: Connection, namespace: str, model: str) -> int | None:
     """The dimension of the namespace's vectors from ``model`` (all share one), if any."""
     query = (
