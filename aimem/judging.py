@@ -80,6 +80,7 @@ class Judging:
         *,
         may_pend: bool = True,
         exclude: frozenset[str] = frozenset(),
+        earlier: Sequence[Memory] = (),
     ) -> NewMemory:
         """Interpret one content, outside any transaction.
 
@@ -91,7 +92,7 @@ class Judging:
             scored = heuristic.score(content, user_context=user_context)
             interp = scored.model_copy(update={"interpreted_content": content})
             return self.new_memory(content, interp, judge_source(heuristic), user_context, vector)
-        related = await self.retriever.related(content, vector, exclude)
+        related = [*await self.retriever.related(content, vector, exclude), *earlier]
         try:
             interp = await self.judge.interpret(content, user_context=user_context, related=related)
             if not isinstance(interp, Interpretation):
@@ -174,12 +175,14 @@ class Judging:
         *,
         may_pend: bool = True,
         exclude: frozenset[str] = frozenset(),
+        earlier: Sequence[Sequence[Memory]] = (),
     ) -> list[NewMemory]:
         """Embed all contents in one call, then judge them concurrently (bounded).
 
         With a judge that can batch (``interpret_many``) and ``judge_batch_size > 1``,
         several contents share one call; otherwise each gets its own. ``exclude`` are
-        memories the contents replace: never shown to the judge as related.
+        memories the contents replace: never shown to the judge as related. ``earlier[i]``
+        are shown after content i's stored related ones (a conversation's earlier turns).
         """
         vectors = await self.retriever.embed(contents)
         limit = asyncio.Semaphore(self.settings.judge_concurrency)
@@ -187,11 +190,19 @@ class Judging:
         def vector(i: int) -> Vector | None:
             return None if vectors is None else vectors[i]
 
+        def before(i: int) -> Sequence[Memory]:
+            return earlier[i] if i < len(earlier) else ()
+
         async def one(i: int) -> list[NewMemory]:
             async with limit:
                 return [
                     await self._judge(
-                        contents[i], user_context, vector(i), may_pend=may_pend, exclude=exclude
+                        contents[i],
+                        user_context,
+                        vector(i),
+                        may_pend=may_pend,
+                        exclude=exclude,
+                        earlier=before(i),
                     )
                 ]
 
@@ -203,6 +214,7 @@ class Judging:
                     user_context,
                     may_pend=may_pend,
                     exclude=exclude,
+                    earlier=[before(i) for i in indexes],
                 )
 
         size = self.settings.judge_batch_size
@@ -236,11 +248,12 @@ class Judging:
         *,
         may_pend: bool,
         exclude: frozenset[str] = frozenset(),
+        earlier: Sequence[Sequence[Memory]] = (),
     ) -> list[NewMemory]:
         """Judge several contents in one call of a batching judge; failures as ``_judge``."""
         related = [
-            await self.retriever.related(c, v, exclude)
-            for c, v in zip(contents, vectors, strict=True)
+            [*await self.retriever.related(c, v, exclude), *(earlier[i] if earlier else ())]
+            for i, (c, v) in enumerate(zip(contents, vectors, strict=True))
         ]
         items = [JudgeItem(c, r) for c, r in zip(contents, related, strict=True)]
         interpret_many = self.judge.interpret_many  # type: ignore[attr-defined]

@@ -16,6 +16,8 @@ from datetime import datetime
 
 from .assembly import ArchiveCallback
 from .context import render_context
+from .conversation import Messages, check_messages
+from .conversation_judging import plan_conversation
 from .exceptions import (
     AmbiguousIdError,
     JudgeError,
@@ -190,6 +192,45 @@ class AsyncMemoryStore(Portability):
             archived=archived,
             duplicates=[m.id for m in known.values()],
         )
+
+    async def save_conversation(
+        self, messages: Messages, *, user_context: str | None = None
+    ) -> list[Memory]:
+        """Turn an OpenAI-style ``role``/``content`` message list into memories.
+
+        Only what the user said is kept: an LLM judge states the facts worth keeping, one
+        call per ``judge_batch_size`` user turns; an offline judge keeps each user turn
+        scoring at least ``min_priority_score``. Duplicates, supersession (of stored
+        memories or earlier turns) and capacity as ``save_many``, in one transaction;
+        conversation order kept, ``[]`` if nothing is worth keeping. On a judge failure
+        the user turns are kept raw as pending (``on_judge_error``). See
+        ``aimem.conversation`` for what a message may hold and the size bounds.
+
+        Raises:
+            ValidationError: a bad message (named by index), too long, or no user text.
+            JudgeError: the judge failed and ``on_judge_error="raise"``; nothing was written.
+        """
+        report = await self.save_conversation_with_report(messages, user_context=user_context)
+        return report.memories
+
+    async def save_conversation_with_report(
+        self, messages: Messages, *, user_context: str | None = None
+    ) -> SaveReport:
+        """Like ``save_conversation``, but also says which were duplicates and what was archived."""
+        turns = check_messages(messages, self.settings.max_content_chars)
+        plan = await plan_conversation(
+            self._judging,
+            turns,
+            check_user_context(user_context),
+            lambda c: self._db_call(
+                self._db.find_active_duplicate, self.namespace, content_hash(c)
+            ),
+        )
+        memories, archived = await self._db_call(
+            self._db.insert, self.namespace, plan.items, self.policy
+        )
+        self._report(archived)
+        return plan.report(memories, archived)
 
     async def update(
         self,

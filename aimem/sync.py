@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .conversation import Messages
 from .embeddings import Embedder
 from .ids import DISPLAY_PREFIX
 from .judges.base import Judge
@@ -162,6 +163,18 @@ class MemoryStore:
     ) -> SaveReport:
         return run_sync(self._async.save_many_with_report(contents, user_context=user_context))
 
+    def save_conversation(  # noqa: D102
+        self, messages: Messages, *, user_context: str | None = None
+    ) -> list[Memory]:
+        return run_sync(self._async.save_conversation(messages, user_context=user_context))
+
+    def save_conversation_with_report(  # noqa: D102
+        self, messages: Messages, *, user_context: str | None = None
+    ) -> SaveReport:
+        return run_sync(
+            self._async.save_conversation_with_report(messages, user_context=user_context)
+        )
+
     def update(  # noqa: D102
         self,
         memory_id: str,
@@ -309,6 +322,8 @@ for _name in (
     "save_with_report",
     "save_many",
     "save_many_with_report",
+    "save_conversation",
+    "save_conversation_with_report",
     "update",
     "reinterpret_pending",
     "compress",

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from .judges.heuristic import HeuristicJudge
 from .judges.prompts import extract_data_block
 from .models import Interpretation, Memory
 from .scoring import COMPONENTS
@@ -63,6 +64,9 @@ __all__ = [
 
 _MARKER = re.compile(r"\[score=(\d+(?:\.\d+)?)\]")
 _SUPERSEDES = re.compile(r"\[supersedes=(\d+(?:,\d+)*)\]")
+_TURN = re.compile(r'^Turn (\d+) \(([a-z]+)\):\n<turn id="([0-9a-f]{16,})-\1">$', re.MULTILINE)
+#: A user turn without a marker is a fact for the stub when the heuristic scores it this high.
+STUB_FACT_FLOOR = 0.3
 #: Each component's score for content without a marker (priority 0.4).
 DEFAULT_COMPONENT = 0.1
 
@@ -178,7 +182,11 @@ class OpenAIStub:
     components from ``scorer`` (default :func:`marker_scores`, not range-checked, so
     a scorer can provoke re-asks), ``"Interpreted: " + content`` and rationale
     ``"stub"``. A batch request (numbered ``<memory-data id="NONCE-N">`` blocks) gets
-    ``{"items": [...]}`` with one such answer per item, each with its ``index``.
+    ``{"items": [...]}`` with one such answer per item, each with its ``index``. An
+    extraction request (``save_conversation``: ``<turn id="NONCE-N">`` blocks) gets
+    ``{"facts": [...]}``: one fact per user turn that carries a ``[score=...]`` marker or
+    that the offline heuristic scores at least 0.3 (chit-chat gets none), its statement
+    the turn verbatim, scored by ``scorer``.
     ``GET /v1/models`` lists ``model``; any other path is a JSON 404.
 
     Each ``POST /v1/embeddings`` is recorded in ``embedding_requests``, then answered
@@ -305,8 +313,12 @@ class OpenAIStub:
     def _interpretation(self, request: dict[str, Any]) -> StubReply:
         messages = request.get("messages") or []
         batch = _batch_contents(messages)
-        if batch is not None:  # a batch request: one answer per numbered item
-            payload: dict[str, Any] = {
+        turns = _conversation_turns(messages)
+        if turns is not None:  # an extraction request: the facts of the user turns
+            facts = (self._fact(n, text) for n, role, text in turns if role == "user")
+            payload: dict[str, Any] = {"facts": [f for f in facts if f is not None]}
+        elif batch is not None:  # a batch request: one answer per numbered item
+            payload = {
                 "items": [
                     {"index": n, **self._judgement(content)}
                     for n, content in enumerate(batch, start=1)
@@ -320,6 +332,12 @@ class OpenAIStub:
             text, model=self.model, prompt_tokens=len(prompt) // 4, completion_tokens=len(text) // 4
         )
         return StubReply(body=body)
+
+    def _fact(self, number: int, text: str) -> dict[str, Any] | None:
+        """User turn ``number`` as one fact, or None when it is chit-chat."""
+        if marker_score(text) is None and _HEURISTIC.score(text).priority_score < STUB_FACT_FLOOR:
+            return None
+        return {"statement": text, "turns": [number], **self._judgement(text)}
 
     def _judgement(self, content: str) -> dict[str, Any]:
         supersedes = marker_supersedes(content)
@@ -348,6 +366,28 @@ def _batch_contents(messages: Sequence[Any]) -> list[str] | None:
     return None
 
 
+def _conversation_turns(messages: Sequence[Any]) -> list[tuple[int, str, str]] | None:
+    """The turns of an extraction prompt as ``(number, role, text)``, else None.
+
+    Only blocks under the first block's nonce count: a forged one inside a turn cannot know it.
+    """
+    for message in messages:
+        if not (isinstance(message, dict) and message.get("role") == "user"):
+            continue
+        text = _text(message.get("content"))
+        heads = list(_TURN.finditer(text))
+        if not heads:
+            continue
+        nonce, turns = heads[0].group(3), list[tuple[int, str, str]]()
+        for head in heads:
+            number = head.group(1)
+            block = extract_data_block(text, "turn", nonce=f"{nonce}-{number}")
+            if head.group(3) == nonce and block is not None:
+                turns.append((int(number), head.group(2), block))
+        return turns
+    return None
+
+
 def _text(content: object) -> str:
     """A message's text, whether a string or a list of content parts."""
     if isinstance(content, str):
@@ -371,6 +411,9 @@ def _judged_content(messages: Sequence[Any]) -> str:
 
 def _error(status: int, message: str) -> StubReply:
     return StubReply(status=status, body={"error": {"message": message, "type": "stub_error"}})
+
+
+_HEURISTIC = HeuristicJudge()
 
 
 class _Server(ThreadingHTTPServer):

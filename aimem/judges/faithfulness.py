@@ -298,3 +298,40 @@ def _loose_in(name: str, loose_text: str) -> bool:
     loose_name = _loose(name).strip()
     squashed = loose_name.replace(" ", "")
     return loose_name in loose_text or squashed in loose_text.replace(" ", "")
+
+
+def invented_reason(source: str, statement: str) -> str | None:
+    """Why ``statement``, a fact drawn from ``source``, says what ``source`` does not; or None.
+
+    The converse of ``unfaithful_reason`` for extracted facts: a statement holds one fact
+    of a turn, so leaving things out is fine; only a "you" the source lacks, or a person,
+    negation, number or name it does not give, is a reason.
+    """
+    statement = _MARKER.sub(" ", statement).translate(_UNIFORM)
+    source = _MARKER.sub(" ", source).translate(_UNIFORM)
+    if _verbatim(statement, source):
+        return None
+    low_statement, low_source = statement.lower(), source.lower()
+    if (reason := _addressing(low_source, low_statement)) is not None:
+        return reason.replace("the interpretation", "the statement")
+    said = {r for _, rels, _ in _kin_mentions(low_source) for r in rels}
+    for word, rels, strong in _kin_mentions(low_statement):
+        if strong and not any(_related(r, s) for r in rels for s in said):
+            return f'the statement says "{word}", but the user mentions no {rels[0]}'
+    negated = _NEGATION.search(_NEGATION_IDIOMS.sub(" ", low_statement))
+    if (
+        negated
+        and not _NEGATION.search(_NEGATION_IDIOMS.sub(" ", low_source))
+        and not _polarity_kept(low_source, low_statement)
+    ):
+        return f'the statement is negated ("{negated.group()}"), what the user said is not'
+    kept = _kept_numbers(low_source)
+    for surface, values in _stated_numbers(low_statement):
+        if not values & kept:
+            return f"the statement says {surface}, which the user never gave"
+    named = _names(statement, source)
+    if named is not None:
+        return named.replace("the content", "the statement").replace(
+            "the interpretation leaves it out", "which the user never gave"
+        )
+    return None

@@ -44,6 +44,7 @@ from .amendments import KEPT_CONTENT_FLAG, blend, kept_content, with_supersedes
 from .batch import JudgeItem, batch_response_format, build_batch_messages, parse_batch
 from .capabilities import Capabilities, refused_parameter
 from .evidence import Tally, share
+from .extract import extract
 from .faithfulness import unfaithful_reason
 from .heuristic import HeuristicJudge
 from .messages import MAX_RELATED, build_messages, one_line_json, related_notes, with_note
@@ -151,6 +152,8 @@ class OpenAIJudge(OwnsClient):
     """
 
     source = "llm"
+    #: A conversation's facts worth keeping, one call per batch of turns (``extract.py``).
+    extract_facts = extract
 
     def __init__(
         self,

@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -380,6 +381,9 @@ class Backend:
                     memory_id = existing
                 else:
                     memory_id = q.insert_memory(conn, namespace, item, digest)
+                    if item.supersedes_earlier:
+                        earlier = tuple(ids[j] for j in item.supersedes_earlier)
+                        item = replace(item, supersedes=(*item.supersedes, *earlier))
                     archived += q.supersede(conn, namespace, memory_id, item)
                 if key is not None and bound is None:
                     q.bind_key(conn, namespace, key, memory_id, digest)

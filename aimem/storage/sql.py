@@ -158,6 +158,9 @@ class NewMemory:
     #: Ids of active memories this one makes out of date, and why (see ``supersede``).
     supersedes: tuple[str, ...] = ()
     supersede_reason: str = ""
+    #: Positions of earlier items of the same insert it makes out of date (a conversation's
+    #: later turn changing an earlier one): their ids exist only once inserted.
+    supersedes_earlier: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,329 @@
+"""The facts worth keeping in a conversation's turns, in one chat call per batch of turns.
+
+``extract(judge, turns, ...)`` is ``OpenAIJudge.extract_facts``: it renders
+``prompts/extract.v1.md`` (each turn in its own data block, ids ``<nonce>-<index>``,
+the related memories numbered once for the batch), asks for ``{"facts": [...]}`` with a
+schema that bounds the components (0-5), the turn numbers (the batch's user turns) and
+``supersedes`` (the related memories shown), and sends it with the judge's own request
+machinery: transport retries, capability step-downs, the small-model gate and blend.
+
+A reply is checked fact by fact with ``JudgeOutput``'s rules plus two guards: the
+statement says nothing its user turns (and the context turn each answers) do not
+(``faithfulness.invented_reason``), and its interpretation keeps the statement's facts
+(``unfaithful_reason``). Any problem gets ONE corrective re-ask for the whole batch; a
+fact still unfaithful after it keeps its source turns' text as its statement, flagged,
+and a reply still invalid raises ``JudgeError`` (the store then keeps the turns pending).
+No fact is a valid answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.shared_params import ResponseFormatJSONSchema
+
+from ..conversation import Turn
+from ..exceptions import JudgeError
+from ..models import Interpretation, Memory
+from ..validation import MAX_INTERPRETATION_CHARS, MAX_RATIONALE_CHARS, clean_text
+from .amendments import kept_content, replace_output
+from .evidence import Tally, share
+from .faithfulness import invented_reason, unfaithful_reason
+from .messages import one_line_json
+from .output import (
+    InvalidOutputError,
+    JudgeOutput,
+    Reply,
+    corrective_messages,
+    output_object_schema,
+    strip_code_fence,
+    validate_fields,
+)
+from .prompts import PromptTemplate, load_prompt, new_nonce
+
+if TYPE_CHECKING:
+    from .openai import OpenAIJudge
+
+__all__ = [
+    "EXTRACT_PROMPT_VERSION",
+    "MAX_SHOWN",
+    "Fact",
+    "build_extract_messages",
+    "extract",
+    "facts_response_format",
+]
+
+#: The prompt ``extract`` renders: ``prompts/extract.<version>.md``.
+EXTRACT_PROMPT_VERSION = "v1"
+#: Related memories one extraction call shows (numbered for ``supersedes``), and how much of each.
+MAX_SHOWN = 10
+_RELATED_CHARS = 300
+#: The longest statement accepted, as for an interpretation: a runaway reply is re-asked.
+MAX_STATEMENT_CHARS = MAX_INTERPRETATION_CHARS
+#: Facts one user turn may yield at most (the schema's ``maxItems``): a bound on a runaway.
+_FACTS_PER_TURN = 5
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact a conversation holds: the statement to store, its judgement, its user turns.
+
+    ``interpretation.supersedes`` are positions (from 0) in the related memories shown.
+    """
+
+    statement: str
+    interpretation: Interpretation
+    turns: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class _Draft:
+    """A fact as the reply gave it, and why it is unfaithful (None: it is not)."""
+
+    statement: str
+    turns: tuple[int, ...]
+    output: JudgeOutput
+    unfaithful: str | None = None
+    invented: bool = False
+
+
+def _template() -> PromptTemplate:
+    return load_prompt("extract", EXTRACT_PROMPT_VERSION)
+
+
+def facts_response_format(
+    user_turns: Sequence[int], shown: int, scale: int | None = 5
+) -> ResponseFormatJSONSchema:
+    """The extraction answer's schema: facts whose ``turns`` name the batch's user turns.
+
+    Components are integers 0..``scale`` and ``supersedes`` numbers 1..``shown``, as in
+    interpret_batch.v3; ``maxItems`` bounds a runaway list, and an empty one is allowed.
+    """
+    numbers: dict[str, object] = {"type": "integer", "enum": list(user_turns)}
+    fact = output_object_schema(
+        {
+            "statement": {"type": "string"},
+            "turns": {"type": "array", "items": numbers, "minItems": 1},
+        },
+        scale=scale,
+        shown=shown,
+    )
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "conversation_facts",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "facts": {
+                        "type": "array",
+                        "items": fact,
+                        "maxItems": _FACTS_PER_TURN * max(1, len(user_turns)),
+                    }
+                },
+                "required": ["facts"],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+def build_extract_messages(
+    turns: Sequence[Turn], *, user_context: str | None, related: Sequence[Memory]
+) -> list[ChatCompletionMessageParam]:
+    """Render extract.v1: the rubric, then the related memories and every turn in its own block.
+
+    Each turn is headed ``Turn <index> (<role>):`` outside its block, so no text inside a
+    turn can pass itself off as another turn or as the user.
+    """
+    notes = [
+        f"{n}. "
+        + ("near-duplicate: " if getattr(m, "near_duplicate", False) else "")
+        + one_line_json((m.interpreted_content or m.content)[:_RELATED_CHARS])
+        for n, m in enumerate(related[:MAX_SHOWN], start=1)
+    ]
+    context = user_context or "(none)"
+    nonce = new_nonce(context, *notes, *(t.text for t in turns))
+    blocks = [
+        f'Turn {t.index} ({t.role}):\n<turn id="{nonce}-{t.index}">\n{t.text}\n'
+        f'</turn id="{nonce}-{t.index}">'
+        for t in turns
+    ]
+    prompt = _template().render(
+        nonce=nonce,
+        user_context=context,
+        related="\n".join(notes) or "(none)",
+        turns="\n\n".join(blocks),
+    )
+    return [
+        {"role": "system", "content": prompt.system},
+        {"role": "user", "content": prompt.user},
+    ]
+
+
+def _sources(turns: Sequence[Turn]) -> dict[int, str]:
+    """Each user turn's number -> what a fact from it may draw on: it and the turn it answers."""
+    sources: dict[int, str] = {}
+    before: Turn | None = None
+    for turn in turns:
+        if turn.from_user:
+            context = before.text if before is not None and not before.from_user else ""
+            sources[turn.index] = f"{context}\n{turn.text}".strip()
+        before = turn
+    return sources
+
+
+def _parse(
+    reply: Reply, sources: Mapping[int, str], shown: int, scale: int | None, check: bool
+) -> list[_Draft]:
+    """The reply's facts, each with its unfaithfulness (if any) noted, in conversation order.
+
+    Raises:
+        InvalidOutputError: the reply as a whole, or any fact in it, breaks the schema's rules.
+    """
+    if reply.refusal:
+        raise InvalidOutputError(f"the model refused ({reply.refusal})")
+    if reply.finish_reason == "length":
+        raise InvalidOutputError("the reply was cut off (finish_reason=length); keep it short")
+    try:
+        data = json.loads(strip_code_fence(reply.content or ""))
+    except ValueError:
+        raise InvalidOutputError("the reply was not JSON") from None
+    facts = data.get("facts") if isinstance(data, dict) else None
+    if not isinstance(facts, list):
+        raise InvalidOutputError('the reply has no "facts" list')
+    drafts: list[_Draft] = []
+    problems: list[str] = []
+    for n, fact in enumerate(facts, start=1):
+        try:
+            drafts.append(_draft(fact, sources, shown, scale, check))
+        except InvalidOutputError as exc:
+            problems.append(f"fact {n}: {exc}")
+    if problems:
+        raise InvalidOutputError("; ".join(problems[:5]))
+    unique = {d.statement: d for d in reversed(drafts)}  # a repeated statement once, first wins
+    return sorted(unique.values(), key=lambda d: (min(d.turns), drafts.index(d)))
+
+
+def _draft(
+    fact: object, sources: Mapping[int, str], shown: int, scale: int | None, check: bool
+) -> _Draft:
+    if not isinstance(fact, dict):
+        raise InvalidOutputError("each fact must be a JSON object")
+    fields = dict(fact)
+    statement, turns = fields.pop("statement", None), fields.pop("turns", None)
+    if not isinstance(statement, str) or not statement.strip():
+        raise InvalidOutputError("statement: must be a non-empty string")
+    if len(statement) > MAX_STATEMENT_CHARS:
+        raise InvalidOutputError(f"statement: at most {MAX_STATEMENT_CHARS} characters")
+    try:
+        statement = clean_text(statement.strip(), "statement")
+    except ValueError as exc:
+        raise InvalidOutputError(str(exc)) from None
+    users = ", ".join(str(i) for i in sources)
+    if (
+        not isinstance(turns, list)
+        or not turns
+        or any(isinstance(i, bool) or i not in sources for i in turns)
+        or len(set(turns)) != len(turns)
+    ):
+        raise InvalidOutputError(f"turns: list the user turns it comes from, among {users}")
+    output = validate_fields(fields, shown, scale)
+    reason, invented = None, False
+    if check:
+        source = "\n".join(sources[i] for i in sorted(turns))
+        reason = invented_reason(source, statement)
+        invented = reason is not None
+        reason = reason or unfaithful_reason(statement, output.interpreted_content)
+    return _Draft(statement, tuple(sorted(turns)), output, reason, invented)
+
+
+def _kept(draft: _Draft, turns: Sequence[Turn]) -> _Draft:
+    """A fact still unfaithful after the re-ask: the user's own words stand in for it."""
+    if draft.unfaithful is None:
+        return draft
+    if not draft.invented:  # the statement is sound, its interpretation is not
+        output = kept_content(draft.output, draft.statement, draft.unfaithful)
+        return _Draft(draft.statement, draft.turns, output)
+    said = "\n".join(t.text for t in turns if t.index in draft.turns)
+    return _Draft(said, draft.turns, kept_content(draft.output, said, draft.unfaithful))
+
+
+def _problems(drafts: Sequence[_Draft]) -> str:
+    return "; ".join(
+        f"the fact from turn {d.turns[0]}: {d.unfaithful}" for d in drafts if d.unfaithful
+    )
+
+
+async def extract(
+    judge: OpenAIJudge,
+    turns: Sequence[Turn],
+    *,
+    user_context: str | None = None,
+    related: Sequence[Memory] = (),
+) -> list[Fact]:
+    """The facts worth keeping in ``turns``, in one chat call (two with the corrective re-ask).
+
+    ``related`` are memories the facts may supersede, numbered for the model (at most
+    ``MAX_SHOWN``). Facts come in conversation order; each records ``extract.v1``, the
+    model, and its share of the call's tokens; its rationale names its source turns.
+
+    Raises:
+        JudgeError: transport failures outlasted the retries, the endpoint refused the
+            request, or the reply was invalid twice.
+    """
+    template = _template()
+    sources = _sources(turns)
+    shown = min(len(related), MAX_SHOWN)
+    tally = Tally(timeout=judge.timeout)
+    messages = build_extract_messages(turns, user_context=user_context, related=related)
+    schema = facts_response_format(list(sources), shown, template.scale)
+    said = [t.text for t in turns if t.from_user]
+
+    def parse(reply: Reply) -> list[_Draft]:
+        return _parse(reply, sources, shown, template.scale, judge.check_faithfulness)
+
+    reply = await judge._send(messages, tally, schema, said)
+    drafts: list[_Draft] | None = None
+    try:
+        drafts = parse(reply)
+        problem = _problems(drafts)
+    except InvalidOutputError as exc:
+        problem = str(exc)
+    if problem:
+        tally.fail(f"invalid output: {problem}")
+        retry = [*messages, *corrective_messages(reply, problem, template.scale)]
+        second = await judge._send(retry, tally, schema, said)
+        try:
+            drafts = parse(second)
+        except InvalidOutputError as exc:
+            tally.fail(f"invalid output: {exc}")
+            if drafts is None:
+                raise JudgeError(
+                    f"The model returned invalid output twice (last: {exc}). Try a stronger "
+                    "model, or check that the endpoint supports json_schema structured output.",
+                    attempts=tally.requests,
+                    last_raw=tally.last_raw,
+                    errors=tally.errors,
+                ) from exc
+        else:
+            if _problems(drafts):
+                tally.fail(f"invalid output: {_problems(drafts)}")
+    assert drafts is not None
+    portion = share(tally, len(drafts))
+    facts = []
+    for draft in (_kept(d, turns) for d in drafts):
+        where = ", ".join(f"messages[{i}]" for i in draft.turns)
+        output = replace_output(
+            draft.output, rationale=f"From {where}: {draft.output.rationale}"[:MAX_RATIONALE_CHARS]
+        )
+        interpretation = await judge._interpretation(
+            output, portion, draft.statement, user_context, related, template.version
+        )
+        facts.append(Fact(draft.statement, interpretation, draft.turns))
+    return facts
