@@ -26,6 +26,7 @@ MAX_LINES = 600
 PURE = {
     "aimem.capacity",
     "aimem.context",
+    "aimem.conversation",
     "aimem.display",
     "aimem.exceptions",
     "aimem.export_checks",
