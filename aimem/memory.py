@@ -11,13 +11,12 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from .assembly import ArchiveCallback
 from .context import render_context
 from .conversation import Messages, check_messages
-from .conversation_judging import plan_conversation
 from .exceptions import (
     AmbiguousIdError,
     JudgeError,
@@ -217,6 +216,9 @@ class AsyncMemoryStore(Portability):
         self, messages: Messages, *, user_context: str | None = None
     ) -> SaveReport:
         """Like ``save_conversation``, but also says which were duplicates and what was archived."""
+        # On use: the conversation path (fact extraction, faithfulness checks) is big to import.
+        from .conversation_judging import plan_conversation
+
         turns = check_messages(messages, self.settings.max_content_chars)
         plan = await plan_conversation(
             self._judging,
@@ -275,7 +277,7 @@ class AsyncMemoryStore(Portability):
         content = check_content(content, self.settings.max_content_chars)
         user_context = check_user_context(user_context)
         expected = check_version_number(expected_version)
-        memory_id = await self.resolve_id(memory_id)
+        memory_id = await self._resolve(memory_id)
         current = await self.get(memory_id)
         check_version(current, expected)
         if current.archived_at is None:  # before paying for a judgement
@@ -297,19 +299,26 @@ class AsyncMemoryStore(Portability):
         self._report(archived)
         return SaveReport(memories=[memory], archived=archived)
 
-    async def reinterpret_pending(self, limit: int | None = None) -> builtins.list[Memory]:
+    async def reinterpret_pending(
+        self,
+        limit: int | None = None,
+        *,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> builtins.list[Memory]:
         """Judge the memories saved while the judge was failing; returns those now judged.
 
         One judge call each, oldest first. A memory whose judgement fails again stays
         pending (logged); run this again later. One deleted meanwhile is skipped. Each
         newly judged memory then competes for capacity like any other, so the capacity
-        manager may archive some.
+        manager may archive some. ``progress(done, total)`` is called after each one.
         """
         ids = await self._db_call(
             self._db.pending_ids, self.namespace, check_limit(limit, allow_none=True)
         )
         judged: builtins.list[Memory] = []
-        for memory_id in ids:
+        for done, memory_id in enumerate(ids, start=1):
+            if progress is not None and done > 1:
+                progress(done - 1, len(ids))
             try:
                 pending = await self.get(memory_id)
                 [item] = await self._judging.judge_all(
@@ -331,6 +340,8 @@ class AsyncMemoryStore(Portability):
                 continue
             self._report(archived)
             judged.append(memory)
+        if progress is not None:
+            progress(len(ids), len(ids))
         return judged
 
     async def compress(self, items: Sequence[str], *, allow_empty: bool = False) -> list[Memory]:
@@ -369,18 +380,24 @@ class AsyncMemoryStore(Portability):
 
     async def get(self, memory_id: str) -> Memory:
         """One memory by id or unique id prefix, archived ones included; NotFoundError if absent."""
-        return await self._db_call(self._db.get, self.namespace, await self.resolve_id(memory_id))
+        return await self._db_call(self._db.get, self.namespace, await self._resolve(memory_id))
 
     async def resolve_id(self, memory_id: str) -> str:
-        """The full id a unique prefix names (at least 4 characters, as git takes them).
+        """The full id of the memory an id or a unique id prefix names (4+ characters, as git).
 
-        A whole id, or text that is no id prefix, comes back as given (and is then simply
-        not found). Every method that takes a ``memory_id`` resolves it this way.
+        Every method that takes a ``memory_id`` resolves it this way.
 
         Raises:
-            NotFoundError: no memory of this namespace starts with the prefix.
+            NotFoundError: no memory of this namespace has that id or starts with the prefix.
             AmbiguousIdError: several do; the message asks for more characters.
         """
+        resolved = await self._resolve(memory_id)
+        if resolved == memory_id:  # a whole id, or no prefix: make sure it is there
+            await self._db_call(self._db.get, self.namespace, resolved)
+        return resolved
+
+    async def _resolve(self, memory_id: str) -> str:
+        """A prefix as the one id it names; a whole id (or no prefix) as given, unchecked."""
         memory_id = check_memory_id(memory_id)
         prefix = id_prefix(memory_id)
         if prefix is None:
@@ -516,18 +533,18 @@ class AsyncMemoryStore(Portability):
 
     async def delete(self, memory_id: str) -> None:
         """Delete one memory for good (the only hard delete)."""
-        await self._db_call(self._db.delete, self.namespace, await self.resolve_id(memory_id))
+        await self._db_call(self._db.delete, self.namespace, await self._resolve(memory_id))
 
     async def pin(self, memory_id: str) -> Memory:
         """Pin a memory: it is never archived and sits outside the cap."""
         return await self._db_call(
-            self._db.set_pinned, self.namespace, await self.resolve_id(memory_id), True
+            self._db.set_pinned, self.namespace, await self._resolve(memory_id), True
         )
 
     async def unpin(self, memory_id: str) -> Memory:
         """Unpin a memory; it counts toward the cap again (the next capacity run may archive)."""
         memory = await self._db_call(
-            self._db.set_pinned, self.namespace, await self.resolve_id(memory_id), False
+            self._db.set_pinned, self.namespace, await self._resolve(memory_id), False
         )
         if self.settings.auto_prune:
             await self.prune()
@@ -565,7 +582,7 @@ class AsyncMemoryStore(Portability):
     async def restore_with_report(self, memory_id: str) -> SaveReport:
         """Like ``restore``, but also returns what it archived to make room."""
         memory, archived = await self._db_call(
-            self._db.restore, self.namespace, await self.resolve_id(memory_id), self.policy
+            self._db.restore, self.namespace, await self._resolve(memory_id), self.policy
         )
         self._report(archived)
         return SaveReport(memories=[memory], archived=archived)
@@ -579,5 +596,5 @@ class AsyncMemoryStore(Portability):
         Raises:
             NotFoundError: no such memory in this namespace (a deleted memory has none).
         """
-        memory_id = await self.resolve_id(memory_id)
+        memory_id = await self._resolve(memory_id)
         return await self._db_call(self._db.history, self.namespace, memory_id)

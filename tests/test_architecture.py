@@ -46,7 +46,8 @@ PURE_LIBRARIES = {"pydantic", "numpy"}
 DATABASE_LIBRARIES = {"sqlalchemy", "sqlmodel", "sqlite3", "psycopg", "psycopg2", "asyncpg"}
 LLM_LIBRARIES = {"openai", "httpx", "tenacity"}
 #: The shells: thin layers over the public API that nothing in the library imports.
-SHELLS = ("aimem.cli", "aimem.mcp_server", "aimem.mcp_http")
+SHELLS = ("aimem.cli", "aimem.mcp_server", "aimem.mcp_http", "aimem.mcp_args", "aimem.mcp_errors")
+SHELLS += ("aimem.mcp_pages", "aimem.mcp_reads", "aimem.mcp_views", "aimem.mcp_writes")
 #: Every public name aimem has had; more may come, none may go.
 PUBLIC = {
     "AimemError",

@@ -616,9 +616,55 @@ def _api_backup(a: Api) -> Iterable[object]:
     return [target]
 
 
+def _api_resolve_id(a: Api) -> Iterable[object]:
+    a.bob_not_found(a.store.resolve_id, "resolve_id")
+    mine = set(a.world.alice.values())
+    for bob_id in a.world.bob_ids:
+        for length in (8, 20, 35):  # a prefix of bob's id names one of alice's, or nothing
+            try:
+                resolved = a.store.resolve_id(bob_id[:length])
+            except (aimem.NotFoundError, aimem.AmbiguousIdError) as exc:
+                a.leaks.check(str(exc), "resolve_id(a prefix of bob's id)", echo=bob_id[:length])
+            else:
+                assert resolved in mine, "a prefix resolved to bob's memory"
+    return [a.store.resolve_id(i) for i in mine]
+
+
+def _api_short_ids(a: Api) -> Iterable[object]:
+    mine = set(a.world.alice.values())
+    short = a.store.short_ids(mine)
+    for full, prefix in short.items():
+        assert a.store.resolve_id(prefix) == full
+    return [short]
+
+
+def _api_save_conversation(a: Api) -> Iterable[object]:
+    memories = a.store.save_conversation(
+        [
+            {"role": "user", "content": f"Alice keeps a {ALICE_MARK} plush [score=0.8]"},
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": BOB_TEXTS["active"]},
+        ]
+    )
+    for memory in memories:
+        a.leaks.own(memory, "save_conversation")
+    a.purge_copies()
+    return [m for m in memories if BOB_MARK not in m.content]
+
+
+def _api_save_conversation_with_report(a: Api) -> Iterable[object]:
+    report = a.store.save_conversation_with_report(
+        [{"role": "user", "content": f"Alice sings {ALICE_MARK} songs [score=0.7]"}]
+    )
+    a.leaks.check_ids(report, "save_conversation_with_report")
+    return [report]
+
+
 #: Every public method of MemoryStore, in the order they run (later ones archive a lot).
 API_CASES: dict[str, ApiCase] = {
     "get": _api_get,
+    "resolve_id": _api_resolve_id,
+    "short_ids": _api_short_ids,
     "list": _api_list,
     "search": _api_search,
     "stats": _api_stats,
@@ -630,6 +676,8 @@ API_CASES: dict[str, ApiCase] = {
     "save_with_report": _api_save_with_report,
     "save_many": _api_save_many,
     "save_many_with_report": _api_save_many_with_report,
+    "save_conversation": _api_save_conversation,
+    "save_conversation_with_report": _api_save_conversation_with_report,
     "update": _api_update,
     "reinterpret_pending": _api_reinterpret_pending,
     "pin": _api_pin,
@@ -1113,6 +1161,8 @@ class Mcp:
     leaks: Leaks
 
     async def __call__(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        if tool in DETAILED:  # whole records: own() checks each memory's namespace
+            arguments = {"detail": True, **arguments}
         result = _result(await self.session.call_tool(tool, arguments))
         self.leaks.check(result, f"MCP {tool}")
         return result
@@ -1126,7 +1176,8 @@ class Mcp:
 
     async def copy(self, **arguments: Any) -> None:
         """save_memory of bob's text: alice's own new memory, never bob's."""
-        result = _result(await self.session.call_tool("save_memory", arguments))
+        call = await self.session.call_tool("save_memory", {"detail": True, **arguments})
+        result = _result(call)
         self.leaks.check_ids(result, "MCP save_memory of bob's text")
         assert result["duplicate"] is False
         self.leaks.own(result["memory"], "MCP save_memory of bob's text")
@@ -1134,7 +1185,7 @@ class Mcp:
 
     async def purge_copies(self) -> None:
         call = await self.session.call_tool(
-            "list_memories", {"include_archived": True, "limit": 1000}
+            "list_memories", {"include_archived": True, "limit": 1000, "detail": True}
         )
         for memory in _result(call)["memories"]:
             self.leaks.own(memory, "MCP list_memories")
@@ -1143,6 +1194,22 @@ class Mcp:
 
 
 McpCase = Callable[[Mcp], Awaitable[None]]
+#: The tools whose results hold memories (or events): called with detail=true.
+DETAILED = {
+    "save_memory",
+    "save_memories",
+    "save_conversation",
+    "search_memories",
+    "list_memories",
+    "get_memory",
+    "update_memory",
+    "pin_memory",
+    "unpin_memory",
+    "restore_memory",
+    "memory_history",
+    "read_memory",
+    "compress",
+}
 
 
 async def _mcp_save_memory(m: Mcp) -> None:
@@ -1223,8 +1290,7 @@ async def _mcp_memory_history(m: Mcp) -> None:
 async def _mcp_prune_memories(m: Mcp) -> None:
     for dry_run in (True, False):
         report = await m("prune_memories", dry_run=dry_run)
-        for memory in report["archived"]:
-            m.leaks.own(memory, "MCP prune_memories")
+        assert not set(report["archived"]) & set(m.world.bob_ids), "MCP prune_memories"
 
 
 async def _mcp_memory_stats(m: Mcp) -> None:
@@ -1236,6 +1302,31 @@ async def _mcp_memory_stats(m: Mcp) -> None:
 
 async def _mcp_read_core(m: Mcp) -> None:
     assert await m("read_core") == {"core": CORES[ALICE]}
+
+
+async def _mcp_set_core(m: Mcp) -> None:
+    await m("set_core", text=f"{CORES[ALICE]} Set over MCP.")
+    assert await m("read_core") == {"core": f"{CORES[ALICE]} Set over MCP."}
+    await m("set_core", text=CORES[ALICE])
+
+
+async def _mcp_save_memories(m: Mcp) -> None:
+    texts = [BOB_TEXTS["second"], f"Alice batch {ALICE_MARK} line"]
+    for arguments in ({"contents": texts}, {"items": [{"content": t} for t in texts]}):
+        call = await m.session.call_tool("save_memories", {"detail": True, **arguments})
+        saved = _result(call)
+        m.leaks.check_ids(saved, "MCP save_memories of bob's text")
+        for memory in saved["memories"]:
+            m.leaks.own(memory, "MCP save_memories")
+    await m.purge_copies()
+
+
+async def _mcp_save_conversation(m: Mcp) -> None:
+    messages = [{"role": "user", "content": f"I'm allergic to penicillin, {ALICE_MARK}."}]
+    saved = await m("save_conversation", messages=messages)
+    for memory in saved["memories"]:
+        m.leaks.own(memory, "MCP save_conversation")
+        await m("delete_memory", memory_id=memory["id"])
 
 
 async def _mcp_read_memory(m: Mcp) -> None:
@@ -1264,6 +1355,9 @@ MCP_CASES: dict[str, McpCase] = {
     "search_memories": _mcp_search_memories,
     "memory_stats": _mcp_memory_stats,
     "read_core": _mcp_read_core,
+    "set_core": _mcp_set_core,
+    "save_memories": _mcp_save_memories,
+    "save_conversation": _mcp_save_conversation,
     "read_memory": _mcp_read_memory,
     "save_memory": _mcp_save_memory,
     "update_memory": _mcp_update_memory,

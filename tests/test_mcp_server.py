@@ -36,6 +36,8 @@ AIMEM = str(Path(sys.executable).with_name("aimem"))
 TOOLS = {
     "memory_history",
     "save_memory",
+    "save_memories",
+    "save_conversation",
     "search_memories",
     "list_memories",
     "get_memory",
@@ -46,6 +48,7 @@ TOOLS = {
     "restore_memory",
     "prune_memories",
     "memory_stats",
+    "set_core",
     "read_core",
     "read_memory",
     "compress",
@@ -72,8 +75,10 @@ def _result(call: Any) -> dict[str, Any]:
     assert not call.is_error, call.content[0].text
     structured = call.structured_content
     assert structured is not None
-    # The text block carries the same JSON for clients that ignore structured content.
-    assert json.loads(call.content[0].text) == structured
+    # The text block carries the same JSON (compact) for clients that ignore structured content.
+    [block] = call.content
+    assert json.loads(block.text) == structured
+    assert len(block.text) == len(json.dumps(structured, ensure_ascii=False, separators=(",", ":")))
     return dict(structured)
 
 
@@ -120,7 +125,11 @@ def test_judged_and_client_scored_saves_search_and_read(tmp_path: Path) -> None:
             judged = _result(
                 await session.call_tool(
                     "save_memory",
-                    {"content": "I'm allergic to penicillin [score=0.80]", "user_context": "syui"},
+                    {
+                        "content": "I'm allergic to penicillin [score=0.80]",
+                        "user_context": "syui",
+                        "detail": True,
+                    },
                 )
             )
             assert judged["archived"] == []
@@ -134,12 +143,15 @@ def test_judged_and_client_scored_saves_search_and_read(tmp_path: Path) -> None:
                 )
             )
             assert again["duplicate"] is True and again["memory"]["id"] == memory["id"]
+            assert again["memory"]["priority"] == 0.8 and again["memory"]["state"] == "active"
+            assert "score_source" not in again["memory"], "the compact view by default"
             assert stub.chat_calls == 1, "an exact duplicate makes no LLM call"
 
             client = _result(
                 await session.call_tool(
                     "save_memory",
                     {
+                        "detail": True,
                         "content": "Prefers Rust for systems work",
                         "interpreted_content": "The user prefers Rust for systems programming.",
                         "emotional_impact": 0.05,
@@ -248,14 +260,17 @@ def test_every_other_tool_round_trips(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with stdio_session(tmp_path / "m.db", "--namespace", "alice") as session:
             await session.initialize()
-            saved = _result(await session.call_tool("save_memory", {"content": "Likes tea"}))
+            saved = _result(
+                await session.call_tool("save_memory", {"content": "Likes tea", "detail": True})
+            )
             memory_id = saved["memory"]["id"]
             assert saved["memory"]["namespace"] == "alice"
             listed = _result(await session.call_tool("list_memories", {"order": "recent"}))
             assert [m["id"] for m in listed["memories"]] == [memory_id]
             updated = _result(
                 await session.call_tool(
-                    "update_memory", {"memory_id": memory_id, "content": "Likes coffee now"}
+                    "update_memory",
+                    {"memory_id": memory_id, "content": "Likes coffee now", "detail": True},
                 )
             )
             assert updated["memory"]["content"] == "Likes coffee now"
@@ -315,7 +330,7 @@ def test_restore_brings_back_a_forgotten_memory(tmp_path: Path) -> None:
             back = _result(
                 await session.call_tool("restore_memory", {"memory_id": first["memory"]["id"]})
             )
-            assert back["memory"]["archived_at"] is None
+            assert back["memory"]["state"] == "active"
 
     asyncio.run(scenario())
 
@@ -544,6 +559,6 @@ def test_a_superseded_memory_is_reported_and_its_history_readable(tmp_path: Path
             listed = _result(await session.call_tool("list_memories", {}))["memories"]
             assert [m["id"] for m in listed] == [moved["memory"]["id"]]
             back = _result(await session.call_tool("restore_memory", {"memory_id": old}))
-            assert back["memory"]["archived_at"] is None and back["archived"] == []
+            assert back["memory"]["state"] == "active" and back["archived"] == []
 
     asyncio.run(scenario())

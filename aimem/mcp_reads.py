@@ -1,0 +1,214 @@
+"""The read tools of ``aimem mcp``: search, list, get, history, stats, core, read_memory.
+
+Each calls one store method and answers with compact views within the budget; lists
+that do not fit come in pages (``cursor`` / ``next_cursor``).
+"""
+
+# No ``from __future__ import annotations``: the SDK reads these signatures at runtime.
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal
+
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from .exceptions import ValidationError
+from .mcp_args import (
+    Cursor,
+    Detail,
+    Limit,
+    MemoryId,
+    MinScore,
+    SearchMode,
+    UserContext,
+    When,
+    parse_when,
+)
+from .mcp_errors import SEMANTIC_NEEDS_EMBEDDER
+from .mcp_pages import Pager
+from .mcp_views import (
+    CoreResult,
+    HistoryResult,
+    MemoryResult,
+    PageResult,
+    SearchResult,
+    event_view,
+    hit_view,
+    memory_view,
+)
+from .memory import AsyncMemoryStore
+from .models import Stats
+
+__all__ = ["READ_ONLY", "read_tools"]
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
+
+Plan = list[tuple[Callable[..., Awaitable[Any]], ToolAnnotations]]
+
+
+def read_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
+    """The read tools over ``store``; descriptions tell the calling model when to use each."""
+    Content = Annotated[str, Field(min_length=1, max_length=store.settings.max_content_chars)]
+
+    async def search_memories(
+        query: Annotated[Content, Field(description="Words or a question to look up.")],
+        limit: Annotated[Limit, Field(description="Most hits in all (over every page).")] = 10,
+        min_score: MinScore = None,
+        mode: SearchMode = "hybrid",
+        include_archived: Annotated[
+            bool, Field(description="Also search archived and superseded memories.")
+        ] = False,
+        user_context: Annotated[
+            UserContext, Field(description="Only memories saved with this user_context.")
+        ] = None,
+        created_after: Annotated[When, Field(description="Only memories saved after this.")] = None,
+        created_before: Annotated[
+            When, Field(description="Only memories saved before this.")
+        ] = None,
+        detail: Detail = False,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Find memories relevant to a question or topic, best match first.
+
+        Use it before answering something that may depend on what you were told
+        earlier. Matches words, and meaning when the server has an embedder
+        (mode=semantic needs one). Times are ISO 8601 with a timezone. Hits that do not
+        fit the server's character budget come on the next page: call again with
+        cursor=next_cursor and the same query.
+        """
+        if cursor is not None:
+            listing_id, listing, offset = pager.resume("search_memories", cursor, query)
+            hits = listing.items
+        else:
+            if mode == "semantic" and store.embedder is None:
+                raise ValidationError(SEMANTIC_NEEDS_EMBEDDER)
+            after = parse_when(created_after, "created_after")
+            before = parse_when(created_before, "created_before")
+            hits = await store.search(
+                query,
+                limit=limit,
+                min_score=min_score,
+                include_archived=include_archived,
+                mode=mode,
+                user_context=user_context,
+                created_after=after,
+                created_before=before,
+            )
+            listing_id, offset = None, 0
+        return pager.page(
+            {},
+            "hits",
+            hits,
+            lambda h: hit_view(h.memory, h.score, detail),
+            continue_with="search_memories",
+            offset=offset,
+            listing_id=listing_id,
+            query=query,
+        )
+
+    async def list_memories(
+        min_score: MinScore = None,
+        limit: Annotated[Limit, Field(description="Most memories in all (over every page).")] = 50,
+        order: Literal["priority", "recent"] = "priority",
+        include_archived: bool = False,
+        detail: Detail = False,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, PageResult]:
+        """List memories by priority (most important first) or newest first.
+
+        Archived and superseded ones only with include_archived=true (their state says
+        which). What does not fit the server's character budget comes on the next
+        page: call again with cursor=next_cursor.
+        """
+        if cursor is not None:
+            listing_id, listing, offset = pager.resume("list_memories", cursor)
+            memories = listing.items
+        else:
+            memories = await store.list(
+                min_score=min_score, limit=limit, order=order, include_archived=include_archived
+            )
+            listing_id, offset = None, 0
+        return pager.page(
+            {},
+            "memories",
+            memories,
+            lambda m: memory_view(m, detail),
+            continue_with="list_memories",
+            offset=offset,
+            listing_id=listing_id,
+        )
+
+    async def get_memory(
+        memory_id: MemoryId, detail: Detail = False
+    ) -> Annotated[CallToolResult, MemoryResult]:
+        """Fetch one memory by id or unique id prefix, archived ones included."""
+        return pager.answer({"memory": memory_view(await store.get(memory_id), detail)})
+
+    async def memory_history(
+        memory_id: MemoryId, detail: Detail = False, cursor: Cursor = None
+    ) -> Annotated[CallToolResult, HistoryResult]:
+        """Read a memory's history, oldest first, e.g. to see what it said before.
+
+        Events: save, judge, update (the version it replaced under previous), archive
+        (reason; superseded_by when a newer memory made it out of date), restore, pin,
+        unpin. More than fits the budget: call again with cursor=next_cursor.
+        """
+        full_id = await store.resolve_id(memory_id)
+        if cursor is not None:
+            listing_id, listing, offset = pager.resume("memory_history", cursor, full_id)
+            events = listing.items
+        else:
+            events = await store.history(full_id)
+            listing_id, offset = None, 0
+        return pager.page(
+            {"memory_id": full_id},
+            "events",
+            events,
+            lambda e: event_view(e, detail),
+            continue_with="memory_history",
+            offset=offset,
+            listing_id=listing_id,
+            query=full_id,
+        )
+
+    async def memory_stats() -> Annotated[CallToolResult, Stats]:
+        """Counts (active, archived, pending, pinned), mean priority, tokens, embedder."""
+        return pager.answer((await store.stats()).model_dump(mode="json"))
+
+    async def read_core() -> Annotated[CallToolResult, CoreResult]:
+        """Read the core record: the identity, personality and standing instructions."""
+        return pager.answer({"core": await store.get_core()})
+
+    async def read_memory(
+        detail: Detail = False, cursor: Cursor = None
+    ) -> Annotated[CallToolResult, PageResult]:
+        """Read every active memory, most important first (aigpt's read_memory).
+
+        The answer stays within the server's character budget (AIMEM_MCP_MAX_CHARS);
+        when more memories are left, call again with cursor=next_cursor.
+        """
+        if cursor is not None:
+            listing_id, listing, offset = pager.resume("read_memory", cursor)
+            memories = listing.items
+        else:
+            memories = await store.list(order="priority")
+            listing_id, offset = None, 0
+        return pager.page(
+            {},
+            "memories",
+            memories,
+            lambda m: memory_view(m, detail),
+            continue_with="read_memory",
+            offset=offset,
+            listing_id=listing_id,
+        )
+
+    return [
+        (search_memories, READ_ONLY),
+        (list_memories, READ_ONLY),
+        (get_memory, READ_ONLY),
+        (memory_history, READ_ONLY),
+        (memory_stats, READ_ONLY),
+        (read_core, READ_ONLY),
+        (read_memory, READ_ONLY),
+    ]
