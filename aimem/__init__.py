@@ -1,5 +1,9 @@
 """aimem: long-term memory for AI agents that interprets, prioritises and forgets.
 
+Every public name is imported on first use (PEP 562 ``__getattr__``), so ``import
+aimem`` and the ``aimem`` command start fast: the openai SDK, for one, costs most of
+a second and only an ``OpenAIJudge`` or ``OpenAIEmbedder`` needs it.
+
 Example:
     >>> import aimem
     >>> store = aimem.MemoryStore("sqlite:///agent.db")   # doctest: +SKIP
@@ -8,39 +12,41 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+import typing
 
-from .embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
-from .exceptions import (
-    AimemError,
-    AmbiguousIdError,
-    ConflictError,
-    EmbedderMismatchError,
-    EmbeddingError,
-    JudgeError,
-    NotFoundError,
-    StorageError,
-    ValidationError,
-)
-from .judges.base import Judge
-from .judges.heuristic import HeuristicJudge
-from .judges.openai import OpenAIJudge
-from .memory import AsyncMemoryStore
-from .models import (
-    ExportReport,
-    HistoryEvent,
-    ImportReport,
-    Interpretation,
-    Memory,
-    PruneReport,
-    RelatedMemory,
-    SaveReport,
-    SearchHit,
-    Stats,
-    Usage,
-)
-from .settings import Settings
-from .sync import MemoryStore
+if typing.TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__
+    from .embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
+    from .exceptions import (
+        AimemError,
+        AmbiguousIdError,
+        ConflictError,
+        EmbedderMismatchError,
+        EmbeddingError,
+        JudgeError,
+        NotFoundError,
+        StorageError,
+        ValidationError,
+    )
+    from .judges.base import Judge
+    from .judges.heuristic import HeuristicJudge
+    from .judges.openai import OpenAIJudge
+    from .memory import AsyncMemoryStore
+    from .models import (
+        ExportReport,
+        HistoryEvent,
+        ImportReport,
+        Interpretation,
+        Memory,
+        PruneReport,
+        RelatedMemory,
+        SaveReport,
+        SearchHit,
+        Stats,
+        Usage,
+    )
+    from .settings import Settings
+    from .sync import MemoryStore
 
 __version__ = "0.1.0"
 
@@ -78,7 +84,64 @@ __all__ = [
     "open",
 ]
 
+#: Public name -> the submodule that defines it.
+_SOURCES = {
+    **dict.fromkeys(("Embedder", "LocalEmbedder", "OpenAIEmbedder"), ".embeddings"),
+    **dict.fromkeys(
+        (
+            "AimemError",
+            "AmbiguousIdError",
+            "ConflictError",
+            "EmbedderMismatchError",
+            "EmbeddingError",
+            "JudgeError",
+            "NotFoundError",
+            "StorageError",
+            "ValidationError",
+        ),
+        ".exceptions",
+    ),
+    "Judge": ".judges.base",
+    "HeuristicJudge": ".judges.heuristic",
+    "OpenAIJudge": ".judges.openai",
+    "AsyncMemoryStore": ".memory",
+    **dict.fromkeys(
+        (
+            "ExportReport",
+            "HistoryEvent",
+            "ImportReport",
+            "Interpretation",
+            "Memory",
+            "PruneReport",
+            "RelatedMemory",
+            "SaveReport",
+            "SearchHit",
+            "Stats",
+            "Usage",
+        ),
+        ".models",
+    ),
+    "Settings": ".settings",
+    "MemoryStore": ".sync",
+}
 
-def open(database_url: str | None = None, **kwargs: Any) -> MemoryStore:
+
+def __getattr__(name: str) -> typing.Any:
+    """Import a public name's module on first use, and keep the name here after that."""
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module 'aimem' has no attribute {name!r}")
+    value = getattr(importlib.import_module(source, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+def open(database_url: str | None = None, **kwargs: typing.Any) -> MemoryStore:
     """Shortcut for ``aimem.MemoryStore(database_url, **kwargs)``."""
+    from .sync import MemoryStore
+
     return MemoryStore(database_url, **kwargs)

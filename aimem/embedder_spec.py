@@ -7,9 +7,13 @@ compatible ``/v1/embeddings``, with ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``).
 
 from __future__ import annotations
 
-from .embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
+from typing import TYPE_CHECKING
+
 from .exceptions import ValidationError
-from .settings import Settings
+
+if TYPE_CHECKING:  # built on use: the CLI's parser reads SPEC_HELP and must start fast
+    from .embeddings import Embedder
+    from .settings import Settings
 
 __all__ = ["SPEC_HELP", "embedder_from_spec", "parse_spec"]
 
@@ -44,6 +48,9 @@ def embedder_from_spec(spec: str | None, settings: Settings | None = None) -> Em
     parsed = parse_spec(spec)
     if parsed is None:
         return None
+    from .embeddings import LocalEmbedder, OpenAIEmbedder
+    from .settings import Settings
+
     kind, argument = parsed
     if kind == "local":
         return LocalEmbedder(argument) if argument else LocalEmbedder()

@@ -21,8 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import openai
-
 from .exceptions import EmbeddingError, ValidationError
 from .judges.transport import (
     OwnsClient,
@@ -33,7 +31,8 @@ from .judges.transport import (
     retrying,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # openai is imported where used: it costs most of a second
+    import openai
     from sentence_transformers import SentenceTransformer
 
 __all__ = ["Embedder", "EmbeddingError", "LocalEmbedder", "OpenAIEmbedder"]
@@ -142,6 +141,8 @@ class OpenAIEmbedder(OwnsClient):
         return vectors
 
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
+        import openai
+
         tally = _Tally()
         try:
             data: list[Any] = await retrying(self.max_attempts, _MAX_RETRY_WAIT)(
@@ -173,6 +174,8 @@ class OpenAIEmbedder(OwnsClient):
         return vectors
 
     async def _request(self, batch: list[str], tally: _Tally) -> list[Any]:
+        import openai
+
         tally.attempts += 1
         try:
             # "float", not the SDK's default base64: not every compatible server speaks it.
@@ -192,6 +195,8 @@ class OpenAIEmbedder(OwnsClient):
         return data
 
     def _give_up(self, exc: BaseException, tally: _Tally) -> EmbeddingError:
+        import openai
+
         if is_transient(exc):
             reason = (
                 f"kept failing after {tally.attempts} attempts (last: {describe_error(exc)}); "

@@ -37,13 +37,15 @@ def new_id() -> str:
     """Return a new UUIDv7 string, strictly increasing within this process."""
     global _last
     with _lock:
-        # 48-bit millisecond clock, then 74 random bits; bump the counter part when
-        # the clock has not moved so ids stay strictly increasing in one process.
+        # 48-bit millisecond clock, then 74 random bits; when the clock has not moved,
+        # bump the 12 bits after the clock (rand_a, RFC 9562's counter) and draw the rest
+        # anew, so ids stay strictly increasing in one process and ids of the same
+        # millisecond differ early (their short prefixes stay short), not in the last digit.
         stamp = time.time_ns() // 1_000_000
         rand = int.from_bytes(os.urandom(10), "big") & ((1 << 74) - 1)
         candidate = (stamp << 74) | rand
         if candidate <= _last:
-            candidate = _last + 1
+            candidate = (((_last >> 62) + 1) << 62) | (rand & ((1 << 62) - 1))
         _last = candidate
     ms, low = candidate >> 74, candidate & ((1 << 74) - 1)
     value = (ms << 80) | (0x7 << 76) | ((low >> 62) << 64) | (0b10 << 62) | (low & ((1 << 62) - 1))

@@ -16,7 +16,6 @@ import numpy as np
 
 from .exceptions import AimemError, JudgeError, ValidationError
 from .judges.base import Judge, judge_source
-from .judges.batch import JudgeItem
 from .judges.heuristic import HeuristicJudge
 from .models import Interpretation, Memory
 from .retrieval import Retriever
@@ -25,17 +24,35 @@ from .storage import NewMemory
 from .validation import check_interpretation, check_supersedes
 from .vectors import Vector, pack
 
-__all__ = ["Judging", "default_judge", "judge_crash"]
+__all__ = [
+    "HEURISTIC_NOTICE",
+    "Judging",
+    "default_judge",
+    "heuristic_by_default",
+    "judge_crash",
+]
 
 log = logging.getLogger("aimem")
 
+#: Said once per process when a store falls back to the offline judge (the CLI prints it
+#: itself, after a command's output).
+HEURISTIC_NOTICE = (
+    "aimem: no OPENAI_API_KEY or OPENAI_BASE_URL configured, so memories are judged "
+    "offline by the built-in HeuristicJudge. Set one of them to use an LLM judge."
+)
+
 _warned_heuristic = False
+
+
+def heuristic_by_default(settings: Settings) -> bool:
+    """Whether ``default_judge`` gives the offline judge: no API key and no base URL."""
+    return settings.openai_api_key is None and not settings.openai_base_url
 
 
 def default_judge(settings: Settings) -> Judge:
     """OpenAIJudge when an API key or base URL is configured, else the offline heuristic."""
     global _warned_heuristic
-    if settings.openai_api_key is not None or settings.openai_base_url:
+    if not heuristic_by_default(settings):
         from .judges.openai import OpenAIJudge  # on use: the openai SDK is slow to import
 
         return OpenAIJudge(
@@ -52,10 +69,7 @@ def default_judge(settings: Settings) -> Judge:
         )
     if not _warned_heuristic:
         _warned_heuristic = True
-        log.warning(
-            "aimem: no OPENAI_API_KEY or OPENAI_BASE_URL configured, so memories are judged "
-            "offline by the built-in HeuristicJudge. Set one of them to use an LLM judge."
-        )
+        log.warning(HEURISTIC_NOTICE)
     return HeuristicJudge()
 
 
@@ -255,6 +269,8 @@ class Judging:
             [*await self.retriever.related(c, v, exclude), *(earlier[i] if earlier else ())]
             for i, (c, v) in enumerate(zip(contents, vectors, strict=True))
         ]
+        from .judges.batch import JudgeItem  # on use: only a batching judge needs it
+
         items = [JudgeItem(c, r) for c, r in zip(contents, related, strict=True)]
         interpret_many = self.judge.interpret_many  # type: ignore[attr-defined]
         try:

@@ -55,7 +55,11 @@ class Portability(StoreParts):
         )
 
     async def import_from(
-        self, path: str | os.PathLike[str], dry_run: bool = False
+        self,
+        path: str | os.PathLike[str],
+        dry_run: bool = False,
+        *,
+        progress: Callable[[int, int], object] | None = None,
     ) -> ImportReport:
         """Load an ``export_to`` file into this namespace, all or nothing.
 
@@ -63,6 +67,8 @@ class Portability(StoreParts):
         against the database (ids, keys and active duplicates must be new); only then is
         it written, in one transaction, after which the capacity manager runs. With
         ``dry_run=True`` nothing is written and the report says what was found.
+        ``progress(done, total)`` (memories) is called once the file is read and checked
+        (0 of them), and again when the transaction is done (all of them).
 
         Raises:
             ValidationError: the file is damaged, tampered or clashes (not in a dry run,
@@ -72,6 +78,9 @@ class Portability(StoreParts):
             transfer.parse_export, Path(path), max_content_chars=self.settings.max_content_chars
         )
         archived: builtins.list[Memory] = []
+        total = len(parsed.memories)
+        if progress is not None and not parsed.errors:
+            progress(0, total)
         if not parsed.errors:
             _, archived = await self._db_call(
                 self._db.import_parsed,
@@ -89,6 +98,8 @@ class Portability(StoreParts):
             history=len(parsed.history),
             archived=archived,
         )
+        if progress is not None and not parsed.errors:
+            progress(total, total)
         if parsed.errors and not dry_run:
             raise ValidationError(
                 f"Import refused, nothing was written ({len(parsed.errors)} problem"

@@ -203,8 +203,13 @@ class MemoryStore:
             )
         )
 
-    def reinterpret_pending(self, limit: int | None = None) -> builtins.list[Memory]:  # noqa: D102
-        return run_sync(self._async.reinterpret_pending(limit))
+    def reinterpret_pending(  # noqa: D102
+        self,
+        limit: int | None = None,
+        *,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> builtins.list[Memory]:
+        return run_sync(self._async.reinterpret_pending(limit, progress=progress))
 
     def compress(self, items: Sequence[str], *, allow_empty: bool = False) -> list[Memory]:  # noqa: D102
         return run_sync(self._async.compress(items, allow_empty=allow_empty))
@@ -300,9 +305,13 @@ class MemoryStore:
         return run_sync(self._async.export_to(path, include_history=include_history))
 
     def import_from(  # noqa: D102
-        self, path: str | os.PathLike[str], dry_run: bool = False
+        self,
+        path: str | os.PathLike[str],
+        dry_run: bool = False,
+        *,
+        progress: Callable[[int, int], object] | None = None,
     ) -> ImportReport:
-        return run_sync(self._async.import_from(path, dry_run))
+        return run_sync(self._async.import_from(path, dry_run, progress=progress))
 
     def reembed(  # noqa: D102
         self,

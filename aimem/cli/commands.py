@@ -1,7 +1,8 @@
 """What each ``aimem`` command does: call one public store method, then render the result.
 
-``cli.py`` owns the argument parser and the error handling; every function here takes
-the parsed arguments and a ``Session`` (consoles, and a store opened on first use).
+``main.py`` owns the error handling and ``parser.py`` the arguments; every function here
+takes the parsed arguments and a ``Session`` (consoles, a store opened on first use, and
+the short ids tables show).
 """
 
 from __future__ import annotations
@@ -14,13 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from rich.console import Console
 from rich.prompt import Confirm
 from rich.text import Text
 
 from ..exceptions import AimemError
-from ..judges.heuristic import HeuristicJudge
-from ..models import Memory
+from ..models import Memory, SearchHit
 from ..render import (
     archived_table,
     history_table,
@@ -29,11 +28,20 @@ from ..render import (
     search_table,
     stats_table,
 )
+from ..render.terminal import MAX_LINES
 from ..settings import Settings
-from ..sync import MemoryStore
 from .ingest import parse_lines, save_in_batches
+from .session import Session
 
-__all__ = ["CommandError", "Session", "count_of", "dump", "print_json", "show_archived"]
+__all__ = [
+    "CommandError",
+    "Session",
+    "count_of",
+    "dump",
+    "memories_table",
+    "print_json",
+    "show_archived",
+]
 
 log = logging.getLogger("aimem.cli")
 
@@ -43,66 +51,6 @@ MAX_PROBLEMS_SHOWN = 20
 
 class CommandError(Exception):
     """A user error the CLI finds itself (a refused confirmation, an unusable input file)."""
-
-
-class Session:
-    """Consoles for one command, and a store opened on first use and closed by ``close()``.
-
-    Memories archived by any call are collected in ``archived`` (the store's
-    ``on_archive`` callback), so a command can show what it made the store forget.
-    """
-
-    def __init__(
-        self,
-        database_url: str | None,
-        namespace: str,
-        out: Console,
-        err: Console,
-        *,
-        judges: bool = True,
-    ):
-        self.database_url = database_url
-        self.namespace = namespace
-        self.out = out
-        self.err = err
-        self.archived: list[Memory] = []
-        self.archived_total = 0
-        #: False keeps only the count (a large ingest need not hold every archived memory).
-        self.keep_archived = True
-        self._judges = judges
-        self._store: MemoryStore | None = None
-
-    @property
-    def store(self) -> MemoryStore:
-        """The store for ``--database-url``/``--namespace``, with its default judge.
-
-        Commands that never judge get the offline judge instead, so that reading
-        memories does not warn about (or build a client for) a judge it never calls.
-        """
-        if self._store is None:
-            self._store = MemoryStore(
-                self.database_url,
-                judge=None if self._judges else HeuristicJudge(),
-                namespace=self.namespace,
-                on_archive=self._on_archive,
-            )
-        return self._store
-
-    def _on_archive(self, memories: list[Memory]) -> None:
-        self.archived_total += len(memories)
-        if self.keep_archived:
-            self.archived.extend(memories)
-
-    def take_archived(self) -> list[Memory]:
-        """The memories archived since the last call."""
-        taken, self.archived = self.archived, []
-        return taken
-
-    def close(self) -> None:
-        """Close the store if a command opened it."""
-        if self._store is not None:
-            self._store.close()
-            self._store = None
 
 
 # -- helpers -----------------------------------------------------------------------------
@@ -141,18 +89,27 @@ def show_archived(s: Session, why: str) -> None:
     archived = s.take_archived()
     superseded = [m for m in archived if m.archive_reason == "superseded"]
     others = [m for m in archived if m.archive_reason != "superseded"]
+    ids = s.ids(m.id for m in archived)
     if superseded:
         title = f"Superseded: out of date now, kept in the archive ({len(superseded)})"
-        s.out.print(archived_table(superseded, title=title))
+        s.out.print(archived_table(superseded, title=title, ids=ids, wide=s.wide))
     if others:
-        s.out.print(archived_table(others, title=f"{why} ({len(others)})"))
+        s.out.print(archived_table(others, title=f"{why} ({len(others)})", ids=ids, wide=s.wide))
+
+
+def memories_table(
+    s: Session, memories: list[Memory], title: str, *, max_lines: int | None = MAX_LINES
+) -> None:
+    """Print memories as a table fitted to the terminal, with the session's ids."""
+    ids = s.ids(m.id for m in memories)
+    s.out.print(memory_list_table(memories, title=title, ids=ids, wide=s.wide, max_lines=max_lines))
 
 
 def _one_line(s: Session, verb: str, memory: Memory) -> None:
     s.out.print(
         Text.assemble(
             (verb, "bold green"),
-            f" {memory.id}  priority {_priority(memory)}  ",
+            f" {s.short(memory.id)}  priority {_priority(memory)}  ",
             memory.interpreted_content,
         )
     )
@@ -164,7 +121,7 @@ def _memories(s: Session, memories: list[Memory], title: str, as_json: bool) -> 
     elif not memories:
         s.out.print("No memories yet: save one with [bold]aimem save TEXT[/bold].")
     else:
-        s.out.print(memory_list_table(memories, title=title))
+        memories_table(s, memories, title)
     return 0
 
 
@@ -185,7 +142,7 @@ def save(s: Session, args: argparse.Namespace) -> int:
         print_json({"memory": dump(memory), "duplicate": duplicate, "archived": archived})
         return 0
     title = "Already remembered (exact duplicate, reinforced)" if duplicate else "Saved"
-    s.out.print(memory_list_table([memory], title=title))
+    memories_table(s, [memory], title, max_lines=None)
     if memory.rationale:
         s.out.print(Text.assemble(("why: ", "bold"), memory.rationale))
     show_archived(s, "Archived to stay within capacity")
@@ -225,9 +182,13 @@ def search(s: Session, args: argparse.Namespace) -> int:
     elif not hits:
         s.out.print(Text(f"No memories match {args.query!r}."))
     else:
-        title = f"{count_of(len(hits), 'match', 'matches')} for {args.query!r}"
-        s.out.print(search_table(hits, title=title))
+        _hits_table(s, hits, f"{count_of(len(hits), 'match', 'matches')} for {args.query!r}")
     return 0
+
+
+def _hits_table(s: Session, hits: list[SearchHit], title: str) -> None:
+    ids = s.ids(hit.memory.id for hit in hits)
+    s.out.print(search_table(hits, title=title, ids=ids, wide=s.wide))
 
 
 def show(s: Session, args: argparse.Namespace) -> int:
@@ -245,8 +206,12 @@ def history(s: Session, args: argparse.Namespace) -> int:
     events = s.store.history(args.memory_id)
     if args.json:
         print_json([dump(e) for e in events])
-    else:
-        s.out.print(history_table(events, title=f"history of {args.memory_id}"))
+        return 0
+    ids = s.ids(
+        [*(e.memory_id for e in events), *(e.superseded_by for e in events if e.superseded_by)]
+    )
+    title = f"history of {ids[events[0].memory_id]}" if events else f"history of {args.memory_id}"
+    s.out.print(history_table(events, title=title, ids=ids, wide=s.wide))
     return 0
 
 
@@ -287,12 +252,13 @@ def restore(s: Session, args: argparse.Namespace) -> int:
 def delete(s: Session, args: argparse.Namespace) -> int:
     """``aimem delete ID``: delete one memory for good, after confirmation."""
     memory = s.store.get(args.memory_id)
+    shown = s.short(memory.id)
     if not args.yes:
         if not sys.stdin.isatty():
             raise CommandError(
-                f"not deleting {memory.id} without confirmation: pass --yes to delete it"
+                f"not deleting {shown} without confirmation: pass --yes to delete it"
             )
-        question = Text.assemble(f"Delete {memory.id} for good? ", (memory.content, "bold"))
+        question = Text.assemble(f"Delete {shown} for good? ", (memory.content, "bold"))
         try:
             confirmed = Confirm.ask(question, console=s.err, default=False)
         except EOFError:
@@ -301,7 +267,7 @@ def delete(s: Session, args: argparse.Namespace) -> int:
             s.err.print("Not deleted.")
             return 1
     s.store.delete(memory.id)
-    s.out.print(Text.assemble(("deleted", "bold red"), f" {memory.id}"))
+    s.out.print(Text.assemble(("deleted", "bold red"), f" {shown}"))
     return 0
 
 
@@ -314,7 +280,9 @@ def prune(s: Session, args: argparse.Namespace) -> int:
         return 0
     if report.archived:
         verb = "Would archive" if report.dry_run else "Archived"
-        s.out.print(archived_table(report.archived, title=f"{verb} ({len(report.archived)})"))
+        title = f"{verb} ({len(report.archived)})"
+        ids = s.ids(m.id for m in report.archived)
+        s.out.print(archived_table(report.archived, title=title, ids=ids, wide=s.wide))
     else:
         s.out.print("Nothing to archive.")
     count = "would count" if report.dry_run else "count"
@@ -358,7 +326,7 @@ def context(s: Session, args: argparse.Namespace) -> int:
 
 
 def ingest(s: Session, args: argparse.Namespace) -> int:
-    """``aimem ingest FILE``: check the whole file, then save it in batches."""
+    """``aimem ingest FILE``: check the whole file, then save it in batches (or as a chat)."""
     name = "stdin" if args.file == "-" else args.file
     try:
         text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
@@ -366,6 +334,8 @@ def ingest(s: Session, args: argparse.Namespace) -> int:
         raise CommandError(f"{name} is not UTF-8 text: {exc}") from None
     # Checked against the same settings the store will use, before the store is opened.
     settings = Settings.load(database_url=s.database_url)
+    if args.chat:
+        return _ingest_chat(s, args, text, name, settings.max_content_chars)
     items, problems = parse_lines(
         text,
         fmt=args.format,
@@ -387,9 +357,10 @@ def ingest(s: Session, args: argparse.Namespace) -> int:
         s.err.print(Text(f"Nothing to ingest: {name} has no non-empty lines."))
         return 0
     s.keep_archived = False
-    summary = save_in_batches(
-        s.store, items, batch=args.batch, archived=lambda: s.archived_total, err=s.err
-    )
+    with s.progress("saving", len(items)) as progress:
+        summary = save_in_batches(
+            s.store, items, batch=args.batch, archived=lambda: s.archived_total, progress=progress
+        )
     s.out.print(
         Text.assemble(
             f"Ingested {count_of(summary.lines, 'line')} from {name}: ",
@@ -399,6 +370,32 @@ def ingest(s: Session, args: argparse.Namespace) -> int:
             ".",
         )
     )
+    return 0
+
+
+def _ingest_chat(s: Session, args: argparse.Namespace, text: str, name: str, limit: int) -> int:
+    """``aimem ingest --chat FILE``: the facts worth keeping from a conversation."""
+    from .chat import read_chat
+
+    if args.format == "text":
+        raise CommandError("--chat reads JSON or JSON Lines messages: drop --format text")
+    jsonl = args.format == "jsonl"
+    messages = read_chat(text, name=name, jsonl=jsonl, max_chars=limit)
+    with s.progress("judging the conversation"):
+        report = s.store.save_conversation_with_report(messages, user_context=args.user_context)
+    kept = report.memories
+    if not kept:
+        s.out.print(
+            Text(f"Nothing worth keeping in {name} ({count_of(len(messages), 'message')}).")
+        )
+    else:
+        known = len(report.duplicates)
+        title = (
+            f"From {name} ({count_of(len(messages), 'message')}): "
+            f"{count_of(len(kept), 'memory', 'memories')}, {known} already remembered"
+        )
+        memories_table(s, kept, title)
+    show_archived(s, "Archived to stay within capacity")
     return 0
 
 

@@ -13,9 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
 from ..exceptions import AimemError, ValidationError
 from ..sync import MemoryStore
 from ..validation import check_content, check_user_context
@@ -119,14 +116,14 @@ def save_in_batches(
     *,
     batch: int,
     archived: Callable[[], int],
-    err: Console,
+    progress: Callable[[int, int], None] | None = None,
 ) -> IngestSummary:
-    """Save ``items`` with ``store.save_many``, ``batch`` lines at a time, with a progress bar.
+    """Save ``items`` with ``store.save_many``, ``batch`` lines at a time.
 
     Within a batch, items are grouped by user context (one ``save_many`` per context).
     ``archived`` returns how many memories the store has archived so far (its
-    ``on_archive`` tally), read before and after. The bar goes to ``err`` and only on
-    a terminal.
+    ``on_archive`` tally), read before and after. ``progress(done, total)`` is called
+    after each group is saved.
 
     Raises:
         AimemError: a batch failed; the message says how many lines were already saved.
@@ -134,25 +131,23 @@ def save_in_batches(
     archived_before = archived()
     new_ids: set[str] = set()
     done = 0
-    columns = (TextColumn("saving"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
-        task = bar.add_task("ingest", total=len(items))
-        for start in range(0, len(items), batch):
-            chunk = items[start : start + batch]
-            groups: dict[str | None, list[str]] = {}
-            for item in chunk:
-                groups.setdefault(item.user_context, []).append(item.content)
-            for context, contents in groups.items():
-                try:
-                    report = store.save_many_with_report(contents, user_context=context)
-                except AimemError as exc:
-                    raise AimemError(
-                        f"{exc} ({done} of {len(items)} lines were saved before this failure; "
-                        "running the same ingest again returns those as duplicates)"
-                    ) from exc
-                new_ids.update(m.id for m in report.memories if m.id not in report.duplicates)
-                done += len(contents)
-                bar.advance(task, len(contents))
+    for start in range(0, len(items), batch):
+        chunk = items[start : start + batch]
+        groups: dict[str | None, list[str]] = {}
+        for item in chunk:
+            groups.setdefault(item.user_context, []).append(item.content)
+        for context, contents in groups.items():
+            try:
+                report = store.save_many_with_report(contents, user_context=context)
+            except AimemError as exc:
+                raise AimemError(
+                    f"{exc} ({done} of {len(items)} lines were saved before this failure; "
+                    "running the same ingest again returns those as duplicates)"
+                ) from exc
+            new_ids.update(m.id for m in report.memories if m.id not in report.duplicates)
+            done += len(contents)
+            if progress is not None:
+                progress(done, len(items))
     return IngestSummary(
         lines=len(items),
         saved=len(new_ids),

@@ -3,43 +3,79 @@
 A thin shell: it parses arguments (``parser.py``), calls the public API and renders with
 ``aimem.render``. This module runs one command and turns every error into one line;
 command bodies live in ``commands.py`` (``ingest.py``, ``status.py``, ``transfer.py``).
+Only the module of the command that runs is imported, after parsing, so ``--help``,
+``--version`` and usage errors never pay for the store, rich or pydantic.
 
 Example:
     $ aimem save "User prefers Rust for systems work" --user-context syui
     $ aimem list
-    $ aimem --namespace alice search Rust --json
+    $ aimem search Rust --namespace alice --json
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.text import Text
+from .parser import JUDGING_COMMANDS, STATUS, build_parser
 
-from ..exceptions import AimemError, NotFoundError
-from .commands import CommandError, Session
-from .parser import JUDGING_COMMANDS, Handler, build_parser
-from .status import status
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .session import Session
 
 __all__ = ["main"]
 
+Handler = Callable[["Session", argparse.Namespace], int]
+
+
+def _handler(name: str) -> Handler:
+    """The function a ``"module:function"`` name in this package stands for."""
+    module, _, function = name.partition(":")
+    handler: Handler = getattr(importlib.import_module(f".{module}", __package__), function)
+    return handler
+
 
 def _error(err: Console, message: str) -> int:
+    from rich.text import Text
+
     # soft_wrap: one line whatever the terminal width, so scripts can grep it.
     err.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
     return 1
+
+
+def _not_found(args: argparse.Namespace, message: str) -> str:
+    """The NotFoundError line: it names the id the user typed, as they typed it."""
+    from ..ids import MIN_PREFIX
+
+    memory_id = getattr(args, "memory_id", None)
+    if memory_id is None:
+        return message
+    short = len(memory_id.strip()) < MIN_PREFIX
+    hint = f"; an id prefix needs at least {MIN_PREFIX} characters" if short else ""
+    return (
+        f"no memory with id {memory_id!r} in namespace {args.namespace!r}{hint} "
+        "(see `aimem list --all`)"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``aimem`` command; returns the exit status.
 
     Example:
-        >>> main(["--namespace", "alice", "list", "--json"])  # doctest: +SKIP
+        >>> main(["list", "--namespace", "alice", "--json"])  # doctest: +SKIP
     """
     args = build_parser().parse_args(argv)
+    from rich.console import Console
+
+    from ..exceptions import AimemError, NotFoundError
+    from .commands import CommandError
+    from .session import Session
+
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     session = Session(
         args.database_url,
@@ -47,19 +83,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         Console(),
         Console(stderr=True),
         judges=args.command in JUDGING_COMMANDS,
+        wide=getattr(args, "wide", False),
     )
-    handler: Handler = getattr(args, "handler", status)
+    code = 1
     try:
-        return handler(session, args)
+        code = _handler(getattr(args, "handler", STATUS))(session, args)
     except NotFoundError as exc:
-        memory_id = getattr(args, "memory_id", None)
-        if memory_id is None:
-            return _error(session.err, str(exc))
-        return _error(
-            session.err,
-            f"no memory with id {memory_id!r} in namespace {args.namespace!r} "
-            "(see `aimem list --all`)",
-        )
+        return _error(session.err, _not_found(args, str(exc)))
     except (AimemError, CommandError) as exc:
         return _error(session.err, str(exc))
     except OSError as exc:  # an input file that cannot be read
@@ -69,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         session.close()
+    session.finish(code)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,23 +1,31 @@
-"""The ``aimem`` argument parser: global options, then one subcommand each with its handler."""
+"""The ``aimem`` argument parser: global options, then one subcommand each with its handler.
+
+Handlers are named, not imported (``"commands:save"``): ``aimem --help``, ``--version``
+and a typo never import the store, and ``main`` imports one command's module to run it.
+``--database-url`` and ``--namespace`` are accepted before the subcommand and after it
+(the later one wins), since MCP configs and scripts put them either way.
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
 from .. import __version__
 from ..embedder_spec import SPEC_HELP
-from . import commands
-from . import transfer as cli_transfer
-from .commands import Session
-from .status import demo
 
-__all__ = ["JUDGING_COMMANDS", "Handler", "build_parser"]
-
-Handler = Callable[[Session, argparse.Namespace], int]
+__all__ = ["JUDGING_COMMANDS", "STATUS", "build_parser"]
 
 #: Commands that judge content; the others never call a judge (see ``Session.store``).
-JUDGING_COMMANDS = frozenset({"save", "save-memory", "ingest", "import-aigpt", "reinterpret"})
+JUDGING_COMMANDS = frozenset(
+    {"save", "save-memory", "update", "ingest", "import-aigpt", "reinterpret"}
+)
+#: The handler of ``aimem`` with no command.
+STATUS = "status:status"
+_DATABASE_HELP = (
+    "SQLAlchemy URL of the store, e.g. sqlite:///agent.db "
+    "(default: AIMEM_DATABASE_URL, the config file, or the platform data dir)"
+)
+_NAMESPACE_HELP = "namespace (user or agent) every command is scoped to (default: default)"
 
 
 def _positive_int(value: str) -> int:
@@ -27,15 +35,33 @@ def _positive_int(value: str) -> int:
     return number
 
 
+def _store_options(parser: argparse.ArgumentParser, *, after: bool) -> None:
+    """``--database-url`` and ``--namespace``: after the subcommand, unset unless given.
+
+    ``argparse.SUPPRESS`` keeps a subcommand's unset option from overwriting the value
+    given before the subcommand; one given after it wins.
+    """
+    group = parser.add_argument_group("store options")
+    unset = argparse.SUPPRESS
+    group.add_argument(
+        "--database-url", metavar="URL", default=unset if after else None, help=_DATABASE_HELP
+    )
+    group.add_argument(
+        "--namespace", metavar="NS", default=unset if after else "default", help=_NAMESPACE_HELP
+    )
+
+
 def _command(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     name: str,
-    handler: Handler,
+    handler: str,
     help: str,
     description: str | None = None,
 ) -> argparse.ArgumentParser:
+    """A subcommand; ``handler`` is ``"module:function"`` in this package, imported to run."""
     parser = subparsers.add_parser(name, help=help, description=description or help)
     parser.set_defaults(handler=handler)
+    _store_options(parser, after=True)
     return parser
 
 
@@ -45,8 +71,20 @@ def _json_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _wide_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="full ids and every column (for wide terminals and copy-paste)",
+    )
+
+
 def _id_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("memory_id", metavar="ID", help="full memory id, as `aimem list` shows")
+    parser.add_argument(
+        "memory_id",
+        metavar="ID",
+        help="a memory id, or a unique prefix of one (4+ characters) as `aimem list` shows",
+    )
 
 
 def _save_args(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +96,7 @@ def _save_args(parser: argparse.ArgumentParser) -> None:
         help="name this save: re-running it with the same K returns the same memory",
     )
     _json_flag(parser)
+    _wide_flag(parser)
 
 
 def _filters(parser: argparse.ArgumentParser, limit_default: int | None) -> None:
@@ -83,31 +122,20 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Run `aimem COMMAND --help` for a command's options.",
     )
     parser.add_argument("--version", action="version", version=f"aimem {__version__}")
-    parser.add_argument(
-        "--database-url",
-        metavar="URL",
-        help="SQLAlchemy URL of the store, e.g. sqlite:///agent.db "
-        "(default: AIMEM_DATABASE_URL, the config file, or the platform data dir)",
-    )
-    parser.add_argument(
-        "--namespace",
-        metavar="NS",
-        default="default",
-        help="namespace (user or agent) every command is scoped to (default: %(default)s)",
-    )
+    _store_options(parser, after=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
 
     p = _command(
         sub,
         "save",
-        commands.save,
+        "commands:save",
         "judge and save one memory",
         "Judge TEXT (interpretation and four scores) and save it. Shows the memory, and in "
         "red whatever the capacity manager archived to make room.",
     )
     _save_args(p)
 
-    p = _command(sub, "list", commands.list_memories, "list memories with their scores")
+    p = _command(sub, "list", "commands:list_memories", "list memories with their scores")
     _filters(p, None)
     p.add_argument(
         "--order",
@@ -116,8 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="highest priority first, or newest first (default: %(default)s)",
     )
     _json_flag(p)
+    _wide_flag(p)
 
-    p = _command(sub, "search", commands.search, "find memories by words (and meaning)")
+    p = _command(sub, "search", "commands:search", "find memories by words (and meaning)")
     p.add_argument("query", metavar="QUERY", help="what to look for")
     _filters(p, 10)
     p.add_argument(
@@ -127,26 +156,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="ranking: hybrid is keyword-only without an embedder (default: %(default)s)",
     )
     _json_flag(p)
+    _wide_flag(p)
 
-    p = _command(sub, "show", commands.show, "show every field of one memory")
+    p = _command(sub, "show", "commands:show", "show every field of one memory")
     _id_arg(p)
     _json_flag(p)
 
     p = _command(
         sub,
         "history",
-        commands.history,
+        "commands:history",
         "show a memory's history",
         "Show a memory's events, oldest first: saved, judged, updated (with the content it "
         "replaced), archived (why, and by which memory when superseded), restored, pinned.",
     )
     _id_arg(p)
     _json_flag(p)
+    _wide_flag(p)
 
     p = _command(
         sub,
         "update",
-        commands.update,
+        "commands:update",
         "replace a memory's content (judged again)",
         "Replace the content of memory ID with TEXT ('-' reads stdin). It is judged again "
         "against the other memories; its id stays, its version rises, and the previous "
@@ -156,41 +187,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("text", metavar="TEXT", help="the new content ('-' reads stdin)")
     p.add_argument("--user-context", metavar="TEXT", help="who or what it concerns")
     _json_flag(p)
+    _wide_flag(p)
     for name, handler, text in (
-        ("pin", commands.pin, "pin a memory: it is never archived"),
-        ("unpin", commands.unpin, "unpin a memory: it counts toward the cap again"),
-        ("restore", commands.restore, "un-archive a memory (may archive the next lowest)"),
+        ("pin", "commands:pin", "pin a memory: it is never archived"),
+        ("unpin", "commands:unpin", "unpin a memory: it counts toward the cap again"),
+        ("restore", "commands:restore", "un-archive a memory (may archive the next lowest)"),
     ):
-        _id_arg(_command(sub, name, handler, text))
+        p = _command(sub, name, handler, text)
+        _id_arg(p)
+        _wide_flag(p)
 
     p = _command(
         sub,
         "delete",
-        commands.delete,
+        "commands:delete",
         "delete one memory for good",
         "Delete one memory for good (archiving is the reversible way to forget). Asks for "
         "confirmation on a terminal; elsewhere --yes is required.",
     )
     _id_arg(p)
     p.add_argument("--yes", "-y", action="store_true", help="delete without asking")
+    _wide_flag(p)
 
     p = _command(
         sub,
         "prune",
-        commands.prune,
+        "commands:prune",
         "apply the capacity rules now",
         "Archive memories below min_priority_score, then the lowest until at most "
         "max_memories remain (pinned ones are never archived).",
     )
     p.add_argument("--dry-run", action="store_true", help="show what would go; change nothing")
     _json_flag(p)
+    _wide_flag(p)
 
-    _json_flag(_command(sub, "stats", commands.stats, "counts, mean priority and tokens used"))
+    _json_flag(_command(sub, "stats", "commands:stats", "counts, mean priority and tokens used"))
 
     p = _command(
         sub,
         "core",
-        commands.core,
+        "commands:core",
         "print or set the core text",
         "Print the core text (identity and personality; never pruned). "
         "With --set TEXT, replace it instead ('-' reads stdin, '' clears it).",
@@ -200,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(
         sub,
         "context",
-        commands.context,
+        "commands:context",
         "print the system-prompt context",
         "Print the core text and the top memories as an agent's system prompt gets them.",
     )
@@ -216,13 +252,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(
         sub,
         "ingest",
-        commands.ingest,
-        "save every line of a text or JSON Lines file",
+        "commands:ingest",
+        "save every line of a text or JSON Lines file, or a chat transcript",
         "Save a file of memories. Plain text: one memory per non-empty line. JSON Lines "
         '(a .jsonl name, or every line a JSON object): {"content": ..., "user_context": ...} '
-        "per line. The whole file is checked first: with any bad line nothing is saved.",
+        "per line. With --chat, FILE is a conversation: a JSON list of "
+        '{"role": ..., "content": ...} messages as OpenAI\'s chat API takes them (or an '
+        'object with a "messages" list), or JSON Lines of messages; the facts worth keeping '
+        "become memories. The whole file is checked first: with any bad line nothing is saved.",
     )
     p.add_argument("file", metavar="FILE", help="the file to read; '-' reads stdin")
+    p.add_argument(
+        "--chat",
+        action="store_true",
+        help="FILE is a chat transcript (role/content messages), not one memory per line",
+    )
     p.add_argument(
         "--user-context", metavar="S", help="user context for lines that do not give one"
     )
@@ -243,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(
         sub,
         "export",
-        cli_transfer.export,
+        "transfer:export",
         "write this namespace to a checksummed JSON Lines file",
         "Write every memory of the namespace (archived ones too, with vectors and keys), the "
         "core and the history to PATH, sealed by a SHA-256 trailer. Never overwrites a file.",
@@ -254,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(
         sub,
         "import",
-        cli_transfer.import_,
+        "transfer:import_",
         "load an export file into this namespace",
         "Validate the whole file (checksum, schema, bounds, clashes with this database) and "
         "only then write it, in one transaction. Exit 1 if it is refused.",
@@ -266,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(
         sub,
         "backup",
-        cli_transfer.backup,
+        "transfer:backup",
         "copy the whole database with SQLite's online backup API",
         "Copy the database file (every namespace) to PATH while others may be writing; "
         "never a copy of a live file. Refuses an existing PATH.",
@@ -276,17 +320,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(
         sub,
         "reinterpret",
-        cli_transfer.reinterpret,
+        "transfer:reinterpret",
         "judge the memories saved while the judge was failing",
         "Judge pending memories (saved unscored when the judge failed), oldest first. Exit 1 "
         "if some are still pending.",
     )
     p.add_argument("--limit", type=_positive_int, metavar="N", help="judge at most N")
+    _wide_flag(p)
 
     p = _command(
         sub,
         "reembed",
-        cli_transfer.reembed,
+        "transfer:reembed",
         "re-compute every memory's vector with an embedder",
         "Re-compute the vector of every memory of the namespace (archived ones too) with the "
         "embedder given here or by AIMEM_EMBEDDER, replacing all stored vectors in one "
@@ -304,7 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(
         sub,
         "mcp",
-        commands.mcp,
+        "commands:mcp",
         "run the MCP server",
         "Serve this store to MCP clients: stdio, or streamable HTTP at /mcp. Binding a "
         "non-loopback host requires AIMEM_MCP_TOKEN; requests must name this host and port "
@@ -317,18 +362,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--port", type=int, default=8765, help="HTTP port, 1-65535 (default: %(default)s)"
     )
-    # Also accepted after `mcp` (as MCP client configs often put them), same meaning.
-    p.add_argument(
-        "--database-url", metavar="URL", default=argparse.SUPPRESS, help="as the global option"
-    )
-    p.add_argument(
-        "--namespace", metavar="NS", default=argparse.SUPPRESS, help="as the global option"
-    )
 
     p = _command(
         sub,
         "import-aigpt",
-        commands.import_aigpt,
+        "commands:import_aigpt",
         "import an aigpt record tree",
         "Import aigpt's core and memory records from PATH/{did}/ai.syui.gpt.*/; every memory "
         "is judged like a save.",
@@ -339,7 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(
         sub,
         "export-aigpt",
-        commands.export_aigpt,
+        "commands:export_aigpt",
         "export as an aigpt record tree",
         "Write the core text and active memories as aigpt records under PATH/DID/.",
     )
@@ -348,21 +386,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--handle", metavar="H", help="handle written into the core record")
 
     # aigpt-compatible names.
-    _command(sub, "read-core", commands.core, "aigpt alias: print the core text").set_defaults(
+    _command(sub, "read-core", "commands:core", "aigpt alias: print the core text").set_defaults(
         set=None
     )
-    _json_flag(
-        _command(
-            sub,
-            "read-memory",
-            commands.read_memory,
-            "aigpt alias: every active memory, highest priority first",
-        )
+    p = _command(
+        sub,
+        "read-memory",
+        "commands:read_memory",
+        "aigpt alias: every active memory, highest priority first",
     )
-    _save_args(_command(sub, "save-memory", commands.save, "aigpt alias of `save`"))
+    _json_flag(p)
+    _wide_flag(p)
+    _save_args(_command(sub, "save-memory", "commands:save", "aigpt alias of `save`"))
 
     p = _command(
-        sub, "demo", demo, "offline demo: judge a dozen memories and forget the least important"
+        sub,
+        "demo",
+        "status:demo",
+        "offline demo: judge a dozen memories and forget the least important",
     )
     p.add_argument(
         "--max-memories",

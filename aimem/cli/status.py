@@ -7,15 +7,17 @@ import tempfile
 from pathlib import Path
 
 from rich.table import Table
+from rich.text import Text
 
 from .. import __version__
 from ..embedder_spec import parse_spec
 from ..judges.heuristic import HeuristicJudge
+from ..judging import heuristic_by_default
 from ..models import Memory
 from ..render import memory_table
 from ..settings import Settings, default_database_url, masked_url
 from ..sync import MemoryStore
-from .commands import Session
+from .session import Session
 
 __all__ = ["DEMO_MEMORIES", "demo", "status"]
 
@@ -38,46 +40,58 @@ DEMO_MEMORIES = (
 
 
 def status(s: Session, args: argparse.Namespace) -> int:
-    """Where the store is, which judge saves use, and how many memories it holds."""
+    """Where the store is, which judge saves use, and how many memories it holds.
+
+    One row per setting (``rows``): a new one is one more ``rows.append``.
+    """
     console = s.out
     settings = Settings.load(database_url=s.database_url)
     url = settings.database_url or default_database_url()
-    if settings.openai_api_key is not None or settings.openai_base_url:
+    if heuristic_by_default(settings):
+        judge = "HeuristicJudge (offline; set OPENAI_API_KEY or OPENAI_BASE_URL for an LLM judge)"
+    else:
         judge = (
             f"OpenAIJudge (model {settings.model}, base_url {settings.openai_base_url or 'OpenAI'})"
         )
-    else:
-        judge = "HeuristicJudge (offline; set OPENAI_API_KEY or OPENAI_BASE_URL for an LLM judge)"
-    table = Table(title=f"aimem {__version__}", show_header=False)
-    table.add_column("setting", style="bold")
-    table.add_column("value")
-    table.add_row("database", masked_url(url))
-    table.add_row("judge", judge)
-    table.add_row("embedder", embedder_line(settings.embedder))
-    table.add_row(
-        "capacity",
-        f"max_memories={settings.max_memories}, min_priority_score={settings.min_priority_score}, "
-        f"auto_prune={settings.auto_prune}",
-    )
+    rows: list[tuple[str, str]] = [
+        ("database", masked_url(url)),
+        ("judge", judge),
+        ("embedder", embedder_line(settings.embedder)),
+        (
+            "capacity",
+            f"max_memories={settings.max_memories}, "
+            f"min_priority_score={settings.min_priority_score}, "
+            f"auto_prune={settings.auto_prune}",
+        ),
+    ]
     path = url.removeprefix("sqlite:///")
     if url.startswith("sqlite:///") and not Path(path).exists():
-        table.add_row("memories", "none yet (the database is created on first save)")
+        rows.append(("memories", "none yet (the database is created on first save)"))
     else:
         # The status only counts: no judge call, so no need for the configured judge.
         with MemoryStore(url, judge=HeuristicJudge(), namespace=s.namespace) as store:
             stats = store.stats()
         mean = "—" if stats.mean_priority is None else f"{stats.mean_priority:.2f}"
-        table.add_row(
-            f"memories ({s.namespace} namespace)",
-            f"{stats.count} active, {stats.archived} archived, {stats.pinned} pinned, "
-            f"{stats.pending} pending; mean priority {mean}",
+        rows.append(
+            (
+                f"memories ({s.namespace} namespace)",
+                f"{stats.count} active, {stats.archived} archived, {stats.pinned} pinned, "
+                f"{stats.pending} pending; mean priority {mean}",
+            )
         )
         if stats.embedded is not None and stats.embedded < stats.count:
-            table.add_row(
-                "vectors",
-                f"{stats.embedded} of {stats.count} active memories have a vector from "
-                f"{stats.embedder}: run `aimem reembed` so search by meaning finds them all",
+            rows.append(
+                (
+                    "vectors",
+                    f"{stats.embedded} of {stats.count} active memories have a vector from "
+                    f"{stats.embedder}: run `aimem reembed` so search by meaning finds them all",
+                )
             )
+    table = Table(title=f"aimem {__version__}", show_header=False)
+    table.add_column("setting", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    for name, value in rows:
+        table.add_row(name, Text(value))
     console.print(table)
     console.print("Try [bold]aimem demo[/bold] to watch it judge and forget.")
     return 0

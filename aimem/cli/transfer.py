@@ -1,6 +1,8 @@
 """``aimem export``, ``import``, ``backup``, ``reinterpret``, ``reembed``: moving and mending.
 
-Thin like the other commands: each calls one store method and reports what it did.
+Thin like the other commands: each calls one store method and reports what it did. The
+bulk ones (import, reinterpret, reembed) draw a progress bar on stderr when it is a
+terminal.
 """
 
 from __future__ import annotations
@@ -8,15 +10,22 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.text import Text
 
 from ..embedder_spec import SPEC_HELP, parse_spec
+from ..exceptions import ValidationError
 from ..judges.heuristic import HeuristicJudge
-from ..render import memory_list_table
 from ..settings import Settings
 from ..sync import MemoryStore
-from .commands import CommandError, Session, count_of, dump, print_json, show_archived
+from .commands import (
+    CommandError,
+    Session,
+    count_of,
+    dump,
+    memories_table,
+    print_json,
+    show_archived,
+)
 
 __all__ = ["backup", "export", "import_", "reembed", "reinterpret"]
 
@@ -33,8 +42,23 @@ def export(s: Session, args: argparse.Namespace) -> int:
 
 
 def import_(s: Session, args: argparse.Namespace) -> int:
-    """``aimem import PATH``: load an export file, all or nothing (``--dry-run`` checks only)."""
-    report = s.store.import_from(Path(args.path), dry_run=args.dry_run)
+    """``aimem import PATH``: load an export file, all or nothing (``--dry-run`` checks only).
+
+    With ``--json`` a refused import prints its report too (``ok`` false, the problems in
+    ``errors``) and exits 1, as a refused dry run does.
+    """
+    path = Path(args.path)
+    try:
+        with s.progress("importing") as progress:
+            report = s.store.import_from(path, dry_run=args.dry_run, progress=progress)
+    except ValidationError:
+        if not args.json:
+            raise
+        # Refused, nothing written: the same checks again as a dry run give the report.
+        report = s.store.import_from(path, dry_run=True)
+        if report.ok:  # the database changed in between: the refusal stands
+            raise
+        report = report.model_copy(update={"dry_run": False})
     s.take_archived()  # the report lists them
     if args.json:
         print_json(dump(report))
@@ -64,10 +88,11 @@ def backup(s: Session, args: argparse.Namespace) -> int:
 
 def reinterpret(s: Session, args: argparse.Namespace) -> int:
     """``aimem reinterpret``: judge the memories saved while the judge was failing."""
-    judged = s.store.reinterpret_pending(limit=args.limit)
+    with s.progress("judging") as progress:
+        judged = s.store.reinterpret_pending(limit=args.limit, progress=progress)
     left = s.store.stats().pending
     if judged:
-        s.out.print(memory_list_table(judged, title=f"Judged ({len(judged)})"))
+        memories_table(s, judged, f"Judged ({len(judged)})")
     s.out.print(f"{count_of(len(judged), 'memory', 'memories')} judged, {left} still pending.")
     show_archived(s, "Archived to stay within capacity")
     return 0 if left == 0 else 1
@@ -80,21 +105,13 @@ def reembed(s: Session, args: argparse.Namespace) -> int:
         raise CommandError(
             f"reembed needs an embedder: pass --embedder ({SPEC_HELP}) or set AIMEM_EMBEDDER"
         )
-    columns = (TextColumn("re-embedding"), BarColumn(), MofNCompleteColumn())
     store = MemoryStore(
         s.database_url, judge=HeuristicJudge(), embedder=spec, namespace=s.namespace
     )
     embedder = store.embedder
     assert embedder is not None
-    with (
-        store,
-        Progress(*columns, console=s.err, transient=True, disable=not s.err.is_terminal) as bar,
-    ):
-        task = bar.add_task("reembed", total=None)
-        done = store.reembed(
-            batch_size=args.batch,
-            progress=lambda finished, total: bar.update(task, completed=finished, total=total),
-        )
+    with store, s.progress("re-embedding") as progress:
+        done = store.reembed(batch_size=args.batch, progress=progress)
     s.out.print(
         f"Re-embedded {count_of(done, 'memory', 'memories')} with {embedder.name} "
         f"({embedder.dim} dimensions)."

@@ -8,8 +8,21 @@ embedder shares); ``heuristic`` judges offline from cue vocabularies.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .base import Judge, judge_source
 from .heuristic import HeuristicJudge
-from .openai import OpenAIJudge
+
+if TYPE_CHECKING:
+    from .openai import OpenAIJudge
 
 __all__ = ["HeuristicJudge", "Judge", "OpenAIJudge", "judge_source"]
+
+
+def __getattr__(name: str) -> Any:
+    # OpenAIJudge on first use: the openai SDK takes most of a second to import.
+    if name == "OpenAIJudge":
+        from .openai import OpenAIJudge
+
+        return OpenAIJudge
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

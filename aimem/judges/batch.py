@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from openai.types.chat import ChatCompletionMessageParam
-from openai.types.shared_params import ResponseFormatJSONSchema
 from pydantic import ValidationError as PydanticValidationError
 
 from ..models import Memory
@@ -29,6 +28,10 @@ from .output import (
     strip_code_fence,
 )
 from .prompts import PromptTemplate, new_nonce
+
+if TYPE_CHECKING:  # annotations only: importing openai costs most of a second
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.shared_params import ResponseFormatJSONSchema
 
 __all__ = [
     "BATCH_RESPONSE_FORMAT",

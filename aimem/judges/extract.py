@@ -23,9 +23,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from openai.types.chat import ChatCompletionMessageParam
-from openai.types.shared_params import ResponseFormatJSONSchema
-
 from ..conversation import Turn
 from ..exceptions import JudgeError
 from ..models import Interpretation, Memory
@@ -45,7 +42,10 @@ from .output import (
 )
 from .prompts import PromptTemplate, load_prompt, new_nonce
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # openai only for annotations: importing it costs most of a second
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.shared_params import ResponseFormatJSONSchema
+
     from .openai import OpenAIJudge
 
 __all__ = [

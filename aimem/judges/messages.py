@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-
-from openai.types.chat import ChatCompletionMessageParam
+from typing import TYPE_CHECKING
 
 from ..models import Memory
 from .prompts import PromptTemplate, new_nonce
+
+if TYPE_CHECKING:  # annotations only: importing openai costs most of a second
+    from openai.types.chat import ChatCompletionMessageParam
 
 __all__ = ["MAX_RELATED", "build_messages", "one_line_json", "related_notes", "with_note"]
 

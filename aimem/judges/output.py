@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from openai.types.chat import ChatCompletionMessageParam
-from openai.types.shared_params import ResponseFormatJSONSchema
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
@@ -29,6 +28,10 @@ from ..validation import (
     clean_text,
 )
 from .transport import UnreadableResponseError
+
+if TYPE_CHECKING:  # annotations only: importing openai costs most of a second
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.shared_params import ResponseFormatJSONSchema
 
 __all__ = [
     "MAX_INTERPRETATION_CHARS",

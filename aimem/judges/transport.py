@@ -14,13 +14,16 @@ import random
 from collections.abc import Callable
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Self
-
-import httpx
-import openai
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from typing import TYPE_CHECKING, Self
 
 from ..exceptions import ValidationError
+
+# openai, httpx and tenacity are imported where used: importing them costs most of a
+# second, and a store that never calls an LLM (the CLI's `list`) should not pay it.
+if TYPE_CHECKING:
+    import httpx
+    import openai
+    from tenacity import AsyncRetrying, RetryCallState
 
 __all__ = [
     "OwnsClient",
@@ -90,6 +93,8 @@ def new_client(
     url = base_url or os.environ.get("OPENAI_BASE_URL")
     if not key and not url:
         raise ValidationError(missing)
+    import openai
+
     if url is not None:
         _check_base_url(url)
     # max_retries=0: tenacity alone owns transport retries, so the two layers never multiply.
@@ -98,6 +103,8 @@ def new_client(
 
 def _check_base_url(url: str) -> None:
     """An endpoint URL must be http(s) with a host; say so before the SDK fails on it."""
+    import httpx
+
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, TypeError, ValueError):
@@ -111,6 +118,8 @@ def _check_base_url(url: str) -> None:
 
 def is_transient(exc: BaseException) -> bool:
     """Whether a failed request is worth sending again (429, 408/409, 5xx, network, garble)."""
+    import openai
+
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in _RETRY_STATUSES or exc.status_code >= 500
     return isinstance(
@@ -120,11 +129,15 @@ def is_transient(exc: BaseException) -> bool:
 
 def is_auth(exc: BaseException) -> bool:
     """An authentication failure: its SDK message may quote the (masked) key, so drop it."""
+    import openai
+
     return isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError)
 
 
 def describe_error(exc: BaseException) -> str:
     """A short, secret-free account of a failed request, for error evidence."""
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return "timed out"
     if isinstance(exc, openai.APIStatusError):
@@ -175,6 +188,7 @@ def wait_strategy(max_wait: float) -> Callable[[RetryCallState], float]:
     Both are capped at ``max_wait``. (Hand-rolled because tenacity renamed the
     parameters of ``wait_exponential_jitter`` between the versions we accept.)
     """
+    import openai
 
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -199,6 +213,7 @@ def retrying(
     ``final(exc)`` truthy marks a failure that looks transient but is not worth sending
     again unchanged (a 5xx refusing a request parameter).
     """
+    from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
     def worth_retrying(exc: BaseException) -> bool:
         return is_transient(exc) and not (final is not None and final(exc))

@@ -1,16 +1,34 @@
 """How results look in a terminal: rich tables and reports (the CLI's and ``__rich__``).
 
+Every table is fitted to the width it is drawn at (``FittedTable``): short columns keep
+their natural width, optional ones (the four components) appear only when the
+interpretation still gets room, and the interpretation takes what is left, wrapped at
+word boundaries and cut with an ellipsis after ``max_lines``. ``wide=True`` asks for
+full ids, every column and whole interpretations; when even that cannot fit, each row
+becomes a short block of lines instead. Nothing is drawn wider than the console.
+
 User text is always a ``Text`` (shown literally, never read as rich markup).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
-from rich.console import Group, RenderableType
+from rich.cells import cell_len
+from rich.console import (
+    Console,
+    ConsoleOptions,
+    Group,
+    JustifyMethod,
+    RenderableType,
+    RenderResult,
+)
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from ..ids import DISPLAY_PREFIX, shortest_unique_prefixes
 from ..models import (
     HistoryEvent,
     ImportReport,
@@ -22,109 +40,342 @@ from ..models import (
 )
 from .text import fmt_score, import_summary, prune_summary, state, when
 
+__all__ = [
+    "Column",
+    "FittedTable",
+    "archived_table",
+    "history_table",
+    "import_report_rich",
+    "memory_detail",
+    "memory_list_table",
+    "memory_table",
+    "prune_report_rich",
+    "save_report_rich",
+    "search_table",
+    "stats_table",
+]
 
-def memory_table(memories: Sequence[Memory], *, title: str | None = None) -> Table:
-    """A rich table: id, priority, the four components, interpretation and state."""
-    table = Table(title=title, show_lines=False, expand=False)
-    table.add_column("id", style="dim", no_wrap=True)
-    table.add_column("priority", justify="right", style="bold")
-    for name in ("emo", "rel", "nov", "util"):
-        table.add_column(name, justify="right")
-    table.add_column("interpretation", overflow="fold", ratio=1)
-    table.add_column("state", no_wrap=True)
-    for m in memories:
-        state = "pinned" if m.pinned else ""
-        if m.archived_at is not None:
-            state = f"archived: {m.archive_reason}"
-        table.add_row(
-            m.id[-8:],
-            fmt_score(m.priority_score),
-            fmt_score(m.emotional_impact),
-            fmt_score(m.user_relevance),
-            fmt_score(m.novelty),
-            fmt_score(m.utility),
-            Text(m.interpreted_content),
-            state,
+#: Columns an optional group adds must leave the interpretation at least this wide.
+ROOM = 40
+#: Below this, a --wide table is drawn as blocks of lines instead.
+WIDE_MIN = 24
+#: Lines of interpretation a row shows before the ellipsis (not with wide=True).
+MAX_LINES = 3
+#: Each column costs its padding (2) and one rule; the table one more rule.
+_PER_COLUMN, _EDGES = 3, 1
+
+IdMap = Mapping[str, str]
+
+
+@dataclass
+class Column:
+    """One table column: a header, one cell per row, and how it may give way.
+
+    ``group`` 0 is always shown; groups 1, 2, ... are added in order while the flexible
+    column keeps ``ROOM``. ``wrap`` lets a column wrap its words at that width (or its
+    longest word) instead of growing (states such as "archived: superseded").
+    ``compact`` cells replace ``cells`` when the flexible column would otherwise get
+    less than ``ROOM``.
+    """
+
+    header: str
+    cells: list[Text]
+    justify: JustifyMethod = "left"
+    group: int = 0
+    wrap: int | None = None
+    style: str | None = None
+    compact: list[Text] | None = None
+
+    def width(self, compact: bool = False) -> int:
+        """Its natural width: the widest header or cell line (capped by ``wrap``)."""
+        cells = self.compact if compact and self.compact is not None else self.cells
+        natural = max([cell_len(self.header), *(_widest(c) for c in cells)])
+        if self.wrap is None:
+            return natural
+        longest_word = max((cell_len(w) for c in cells for w in c.plain.split()), default=1)
+        return min(natural, max(self.wrap, longest_word))
+
+
+def _widest(text: Text) -> int:
+    return max((cell_len(line) for line in text.plain.split("\n")), default=0)
+
+
+@dataclass
+class FittedTable:
+    """A table whose columns fit the console width it is drawn at (see the module doc).
+
+    ``flex`` is the one column that takes the remaining width (the interpretation).
+    """
+
+    columns: list[Column]
+    flex: Column
+    flex_at: int
+    title: str | None = None
+    wide: bool = False
+    max_lines: int | None = MAX_LINES
+    style: str | None = None
+    title_style: str | None = None
+    _rows: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        self._rows = len(self.flex.cells)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        shown, compact = self._choose(width)
+        room = self._room(width, shown, compact)
+        if self.wide and room < WIDE_MIN:
+            yield self._blocks(shown, width)
+            return
+        yield self._table(console, shown, compact, max(room, 1))
+
+    def _room(self, width: int, shown: Sequence[Column], compact: bool) -> int:
+        used = sum(c.width(compact) for c in shown)
+        return width - used - _PER_COLUMN * (len(shown) + 1) - _EDGES
+
+    def _choose(self, width: int) -> tuple[list[Column], bool]:
+        """The columns to show and whether ids go compact, widest first while there is room."""
+        groups = sorted({c.group for c in self.columns} - {0})
+        if self.wide:
+            return list(self.columns), False
+        shown = [c for c in self.columns if c.group == 0]
+        compact = self._room(width, shown, False) < ROOM
+        for group in groups:
+            candidate = [c for c in self.columns if c.group == 0 or c.group <= group]
+            if self._room(width, candidate, compact) < ROOM:
+                break
+            shown = candidate
+        return shown, compact
+
+    def _table(self, console: Console, shown: list[Column], compact: bool, room: int) -> Table:
+        flex_width = min(room, max(self.flex.width(), 1))
+        texts = [self._fit(console, t, flex_width) for t in self.flex.cells]
+        table = Table(
+            title=self.title,
+            expand=False,
+            style=self.style or "",
+            title_style=self.title_style or "",
+            show_lines=any("\n" in t.plain for t in texts),
         )
-    return table
+        ordered = list(shown)
+        ordered.insert(min(self.flex_at, len(ordered)), self.flex)
+        for column in ordered:
+            if column is self.flex:
+                table.add_column(column.header, width=flex_width, overflow="fold")
+                continue
+            table.add_column(
+                column.header,
+                justify=column.justify,
+                style=column.style or "",
+                width=column.width(compact),
+                no_wrap=column.wrap is None,
+                overflow="fold",
+            )
+        for row in range(self._rows):
+            cells: list[RenderableType] = []
+            for column in ordered:
+                if column is self.flex:
+                    cells.append(texts[row])
+                elif compact and column.compact is not None:
+                    cells.append(column.compact[row])
+                else:
+                    cells.append(column.cells[row])
+            table.add_row(*cells)
+        return table
+
+    def _fit(self, console: Console, text: Text, width: int) -> Text:
+        """``text`` wrapped at words to ``width``, cut after ``max_lines`` with an ellipsis."""
+        lines = list(text.wrap(console, width))
+        for line in lines:
+            line.rstrip()
+        limit = None if self.wide else self.max_lines
+        if limit is not None and len(lines) > limit:
+            lines = lines[:limit]
+            last = lines[-1]
+            if cell_len(last.plain) + 1 > width:
+                last.truncate(width - 1)
+                last.rstrip()
+            last.append("…")
+        return Text("\n", style=text.style).join(lines)
+
+    def _blocks(self, shown: list[Column], width: int) -> RenderableType:
+        """Each row as lines (fields, then the indented interpretation): --wide, narrow screen.
+
+        Fields wrap as wholes (``emo 0.25`` never splits); the interpretation wraps at words.
+        """
+        parts: list[RenderableType] = []
+        if self.title:
+            parts.append(Text(self.title, style=self.title_style or "bold"))
+        for row in range(self._rows):
+            lines = [Text(style=self.style or "")]
+            for column in shown:
+                cell = column.cells[row]
+                if not cell.plain:
+                    continue
+                field = Text()
+                if column.header not in ("id", ""):
+                    field.append(f"{column.header} ", style="dim")
+                field.append_text(cell)
+                line = lines[-1]
+                if line.plain and cell_len(line.plain) + 2 + cell_len(field.plain) > width:
+                    line = Text("  ", style=self.style or "")
+                    lines.append(line)
+                elif line.plain:
+                    line.append("  ")
+                line.append_text(field)
+            parts.extend(lines)
+            parts.append(Padding(self.flex.cells[row], (0, 0, 0, 2), expand=False))
+        return Group(*parts)
 
 
-# -- CLI renderers: full ids, and user text shown literally (never read as rich markup) ----
+# -- ids -------------------------------------------------------------------------------------
 
 
-def _component_columns(table: Table) -> None:
-    table.add_column("priority", justify="right", style="bold")
-    for name in ("emo", "rel", "nov", "util"):
-        table.add_column(name, justify="right")
+def _id_cells(
+    ids: Iterable[str], short: IdMap | None, wide: bool, style: str | None = None
+) -> tuple[list[Text], list[Text] | None]:
+    """Id cells: full ids with ``wide``; the given short ids; else full with a compact fallback.
+
+    Without a mapping (a library ``rich.print``), prefixes unique among the shown ids
+    stand in when full ids leave too little room.
+    """
+    ids = list(ids)
+    if wide:
+        return [Text(i, style=style or "") for i in ids], None
+    if short is not None:
+        return [Text(short.get(i, i), style=style or "") for i in ids], None
+    local = shortest_unique_prefixes(ids, ids, DISPLAY_PREFIX)
+    return [Text(i, style=style or "") for i in ids], [
+        Text(local[i], style=style or "") for i in ids
+    ]
 
 
-def _component_cells(memory: Memory) -> tuple[str, ...]:
-    return tuple(
-        fmt_score(v)
-        for v in (
-            memory.priority_score,
-            memory.emotional_impact,
-            memory.user_relevance,
-            memory.novelty,
-            memory.utility,
-        )
+def _id_column(
+    ids: Iterable[str], short: IdMap | None, wide: bool, style: str | None = "dim"
+) -> Column:
+    cells, compact = _id_cells(ids, short, wide, style)
+    return Column("id", cells, compact=compact)
+
+
+def _short(memory_id: str | None, short: IdMap | None) -> str:
+    if memory_id is None:
+        return ""
+    return memory_id if short is None else short.get(memory_id, memory_id)
+
+
+# -- memory tables ---------------------------------------------------------------------------
+
+_COMPONENTS = ("emo", "rel", "nov", "util")
+
+
+def _score_columns(memories: Sequence[Memory], *, group: int = 1) -> list[Column]:
+    values = [(m.emotional_impact, m.user_relevance, m.novelty, m.utility) for m in memories]
+    return [
+        Column(name, [Text(fmt_score(v[i])) for v in values], justify="right", group=group)
+        for i, name in enumerate(_COMPONENTS)
+    ]
+
+
+def _priority_column(memories: Sequence[Memory], style: str | None = "bold") -> Column:
+    return Column(
+        "priority",
+        [Text(fmt_score(m.priority_score)) for m in memories],
+        justify="right",
+        style=style,
     )
 
 
-def memory_list_table(memories: Sequence[Memory], *, title: str | None = None) -> Table:
-    """Like ``memory_table`` but with full ids, to copy into ``aimem show/pin ID``.
+def _interpretations(memories: Sequence[Memory]) -> Column:
+    return Column("interpretation", [Text(m.interpreted_content) for m in memories])
 
+
+def memory_list_table(
+    memories: Sequence[Memory],
+    *,
+    title: str | None = None,
+    ids: IdMap | None = None,
+    wide: bool = False,
+    max_lines: int | None = MAX_LINES,
+) -> FittedTable:
+    """Memories with id, priority, (components), interpretation and state.
+
+    ``ids`` maps full ids to the short prefixes to show (``store.short_ids``), which
+    ``aimem show/pin ID`` accept; ``wide`` shows full ids and every column.
     Text is shown literally: brackets in a memory are never read as rich markup.
     """
-    table = Table(title=title, expand=False)
-    table.add_column("id", style="dim", no_wrap=True)
-    _component_columns(table)
-    table.add_column("interpretation", overflow="fold", ratio=1)
-    table.add_column("state", no_wrap=True)
-    for m in memories:
-        table.add_row(m.id, *_component_cells(m), Text(m.interpreted_content), state(m))
-    return table
+    columns = [
+        _id_column((m.id for m in memories), ids, wide),
+        _priority_column(memories),
+        *_score_columns(memories),
+        Column("state", [Text(state(m)) for m in memories], wrap=10),
+    ]
+    return FittedTable(
+        columns, _interpretations(memories), flex_at=6, title=title, wide=wide, max_lines=max_lines
+    )
 
 
-def search_table(hits: Sequence[SearchHit], *, title: str | None = None) -> Table:
-    """Search hits, best first: score, full id, priority, components and interpretation."""
-    table = Table(title=title, expand=False)
-    table.add_column("score", justify="right")
-    table.add_column("id", style="dim", no_wrap=True)
-    _component_columns(table)
-    table.add_column("interpretation", overflow="fold", ratio=1)
-    table.add_column("state", no_wrap=True)
-    for hit in hits:
-        m = hit.memory
-        table.add_row(
-            f"{hit.score:.4f}",
-            m.id,
-            *_component_cells(m),
-            Text(m.interpreted_content),
-            state(m),
-        )
-    return table
+def memory_table(memories: Sequence[Memory], *, title: str | None = None) -> FittedTable:
+    """The demo's table: priority and the four components first; id and state when room.
+
+    Ids are the last characters of each id (the demo's store is temporary).
+    """
+    columns = [
+        Column("id", [Text(m.id[-8:]) for m in memories], style="dim", group=1),
+        _priority_column(memories),
+        *_score_columns(memories, group=0),
+        Column("state", [Text("pinned" if m.pinned else "") for m in memories], group=2),
+    ]
+    return FittedTable(columns, _interpretations(memories), flex_at=6, title=title)
 
 
-def archived_table(memories: Sequence[Memory], *, title: str | None = None) -> Table:
+def search_table(
+    hits: Sequence[SearchHit],
+    *,
+    title: str | None = None,
+    ids: IdMap | None = None,
+    wide: bool = False,
+    max_lines: int | None = MAX_LINES,
+) -> FittedTable:
+    """Search hits, best first: score, id, priority, (components), interpretation, state."""
+    memories = [hit.memory for hit in hits]
+    columns = [
+        Column("score", [Text(f"{hit.score:.4f}") for hit in hits], justify="right"),
+        _id_column((m.id for m in memories), ids, wide),
+        _priority_column(memories),
+        *_score_columns(memories),
+        Column("state", [Text(state(m)) for m in memories], wrap=10),
+    ]
+    return FittedTable(
+        columns, _interpretations(memories), flex_at=7, title=title, wide=wide, max_lines=max_lines
+    )
+
+
+def archived_table(
+    memories: Sequence[Memory],
+    *,
+    title: str | None = None,
+    ids: IdMap | None = None,
+    wide: bool = False,
+) -> FittedTable:
     """Memories the capacity manager archived (or would archive), in red, with the reason."""
-    table = Table(title=title, style="red", title_style="bold red", expand=False)
-    table.add_column("id", no_wrap=True)
-    table.add_column("priority", justify="right")
-    table.add_column("reason", no_wrap=True)
-    table.add_column("interpretation", overflow="fold", ratio=1)
-    for m in memories:
-        table.add_row(
-            Text(m.id, style="red"),
-            Text(fmt_score(m.priority_score), style="red"),
-            Text(m.archive_reason or "", style="red"),
-            Text(m.interpreted_content, style="red"),
-        )
-    return table
+    red = "red"
+    columns = [
+        _id_column((m.id for m in memories), ids, wide, style=red),
+        Column(
+            "priority",
+            [Text(fmt_score(m.priority_score), style=red) for m in memories],
+            justify="right",
+        ),
+        Column("reason", [Text(m.archive_reason or "", style=red) for m in memories], wrap=18),
+    ]
+    flex = Column("interpretation", [Text(m.interpreted_content, style=red) for m in memories])
+    return FittedTable(
+        columns, flex, flex_at=3, title=title, wide=wide, style=red, title_style="bold red"
+    )
 
 
 def memory_detail(memory: Memory) -> Table:
-    """Every field of one memory as a two-column table (``aimem show``)."""
+    """Every field of one memory as a two-column table (``aimem show``), full ids included."""
     m = memory
     table = Table(title=f"memory {m.id}", show_header=False, expand=False)
     table.add_column("field", style="bold", no_wrap=True)
@@ -163,25 +414,41 @@ def memory_detail(memory: Memory) -> Table:
     return table
 
 
-def history_table(events: Sequence[HistoryEvent], *, title: str | None = None) -> Table:
-    """A memory's events, oldest first; an update shows the content it replaced."""
-    table = Table(title=title, expand=False)
-    table.add_column("when", no_wrap=True)
-    table.add_column("event", no_wrap=True)
-    table.add_column("version", justify="right")
-    table.add_column("detail", overflow="fold", ratio=1)
+def history_table(
+    events: Sequence[HistoryEvent],
+    *,
+    title: str | None = None,
+    ids: IdMap | None = None,
+    wide: bool = False,
+) -> FittedTable:
+    """A memory's events, oldest first; an update shows the content it replaced.
+
+    The memory that superseded this one is named by its short id (``ids``) unless ``wide``.
+    """
+    details = []
     for e in events:
         parts = []
         if e.reason:
             parts.append(e.reason)
         if e.superseded_by:
-            parts.append(f"by {e.superseded_by}")
+            parts.append(f"by {e.superseded_by if wide else _short(e.superseded_by, ids)}")
         if e.explanation:
             parts.append(f"({e.explanation})")
         if e.previous is not None:
             parts.append(f"was: {e.previous.get('content')}")
-        table.add_row(when(e.at), e.event, str(e.version), Text(" ".join(parts)))
-    return table
+        details.append(Text(" ".join(parts)))
+    columns = [
+        Column(
+            "when",
+            [Text(when(e.at)) for e in events],
+            compact=[Text(when(e.at, short=True)) for e in events],
+        ),
+        Column("event", [Text(e.event) for e in events]),
+        Column("version", [Text(str(e.version)) for e in events], justify="right"),
+    ]
+    return FittedTable(
+        columns, Column("detail", details), flex_at=3, title=title, wide=wide, max_lines=None
+    )
 
 
 def stats_table(stats: Stats) -> Table:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from ..models import ImportReport, Memory, PruneReport
 
@@ -23,9 +23,14 @@ def state(memory: Memory) -> str:
     return "pending" if memory.pending else "active"
 
 
-def when(value: datetime | None) -> str:
-    """A time to the second, or a dash."""
-    return "—" if value is None else value.isoformat(timespec="seconds")
+def when(value: datetime | None, *, short: bool = False) -> str:
+    """A time to the second (ISO 8601), or a dash; ``short``: ``2025-01-31 09:30 UTC``."""
+    if value is None:
+        return "—"
+    if short:
+        utc = value.astimezone(UTC) if value.tzinfo else value
+        return utc.strftime("%Y-%m-%d %H:%M UTC")
+    return value.isoformat(timespec="seconds")
 
 
 def prune_summary(report: PruneReport) -> str:

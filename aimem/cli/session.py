@@ -1,0 +1,153 @@
+"""One command's surroundings: its consoles, its store (opened on first use), how it shows ids.
+
+Also where the CLI keeps what it prints around a command's own output: the offline-judge
+notice (printed once, after the output of a command that succeeded) and progress bars
+(on stderr, only when stderr is a terminal, so scripts and ``--json`` stay clean).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.text import Text
+
+from ..judges.heuristic import HeuristicJudge
+from ..judging import HEURISTIC_NOTICE, heuristic_by_default
+from ..models import Memory
+from ..settings import Settings
+from ..sync import MemoryStore
+
+if TYPE_CHECKING:
+    from ..judges.base import Judge
+
+__all__ = ["Progress", "Session"]
+
+#: ``progress(done, total)``, as the store's bulk methods call it.
+Progress = Callable[[int, int], None]
+
+#: The offline-judge notice is printed once per process (as the library logs it).
+_noticed = False
+
+
+class Session:
+    """Consoles for one command, and a store opened on first use and closed by ``close()``.
+
+    Memories archived by any call are collected in ``archived`` (the store's
+    ``on_archive`` callback), so a command can show what it made the store forget.
+    ``wide`` (``--wide``) shows full ids and every column.
+    """
+
+    def __init__(
+        self,
+        database_url: str | None,
+        namespace: str,
+        out: Console,
+        err: Console,
+        *,
+        judges: bool = True,
+        wide: bool = False,
+    ):
+        self.database_url = database_url
+        self.namespace = namespace
+        self.out = out
+        self.err = err
+        self.wide = wide
+        self.archived: list[Memory] = []
+        self.archived_total = 0
+        #: False keeps only the count (a large ingest need not hold every archived memory).
+        self.keep_archived = True
+        #: Printed by ``finish`` after a successful command (the offline-judge notice).
+        self.notice: str | None = None
+        self._judges = judges
+        self._store: MemoryStore | None = None
+
+    @property
+    def store(self) -> MemoryStore:
+        """The store for ``--database-url``/``--namespace``, with its default judge.
+
+        Commands that never judge get the offline judge, so that reading memories does
+        not build a client for a judge it never calls. When a judging command falls back
+        to the offline judge, the notice saying so waits for ``finish`` instead of being
+        logged ahead of the command's output (or of its error).
+        """
+        if self._store is None:
+            judge: Judge | None = HeuristicJudge()
+            notice = None
+            if self._judges:
+                settings = Settings.load(database_url=self.database_url)
+                if heuristic_by_default(settings):
+                    notice = HEURISTIC_NOTICE
+                else:
+                    judge = None  # the store builds (and closes) the configured LLM judge
+            self._store = MemoryStore(
+                self.database_url,
+                judge=judge,
+                namespace=self.namespace,
+                on_archive=self._on_archive,
+            )
+            self.notice = notice
+        return self._store
+
+    def _on_archive(self, memories: list[Memory]) -> None:
+        self.archived_total += len(memories)
+        if self.keep_archived:
+            self.archived.extend(memories)
+
+    def take_archived(self) -> list[Memory]:
+        """The memories archived since the last call."""
+        taken, self.archived = self.archived, []
+        return taken
+
+    def ids(self, memory_ids: Iterable[str]) -> dict[str, str]:
+        """Full id -> what to show: its short unique prefix, or itself with ``--wide``."""
+        wanted = list(dict.fromkeys(memory_ids))
+        if self.wide or not wanted:
+            return {i: i for i in wanted}
+        return self.store.short_ids(wanted)
+
+    def short(self, memory_id: str) -> str:
+        """One id as the tables show it."""
+        return self.ids([memory_id])[memory_id]
+
+    @contextmanager
+    def progress(self, label: str, total: int | None = None) -> Iterator[Progress]:
+        """A progress bar on stderr (a terminal only) and the callback that moves it."""
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+        from rich.progress import Progress as Bar
+
+        columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        hidden = not self.err.is_terminal
+        with Bar(*columns, console=self.err, transient=True, disable=hidden) as bar:
+            task = bar.add_task(label, total=total)
+
+            def update(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            yield update
+
+    def finish(self, code: int) -> None:
+        """After the command: the notice, on stderr, when it succeeded (never before an error).
+
+        Once per process: a process that runs several commands (a test, a script calling
+        ``main``) is told once.
+        """
+        global _noticed
+        if code == 0 and self.notice is not None and not _noticed:
+            _noticed = True
+            # soft_wrap: one line whatever the width, as the error lines are.
+            self.err.print(Text(self.notice, style="dim"), soft_wrap=True)
+        self.notice = None
+
+    def close(self) -> None:
+        """Close the store if a command opened it."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
