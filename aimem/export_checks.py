@@ -18,8 +18,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from .exceptions import AimemError, ValidationError
 from .ids import content_hash
 from .scoring import priority_from
@@ -218,6 +216,8 @@ def _version_problems(m: MemoryLine, max_chars: int) -> list[str]:
 
 def _vector_problem(m: MemoryLine) -> str | None:
     """What is wrong with a memory's vector, if anything: it must be a finite unit vector."""
+    import numpy as np
+
     assert m.vector is not None
     try:
         check_label(m.vector.model, "the vector's model", MAX_LABEL_CHARS)

@@ -12,11 +12,8 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-import numpy as np
-
 from .exceptions import AimemError, JudgeError, ValidationError
 from .judges.base import Judge, judge_source
-from .judges.heuristic import HeuristicJudge
 from .models import Interpretation, Memory
 from .retrieval import Retriever
 from .settings import Settings
@@ -70,6 +67,8 @@ def default_judge(settings: Settings) -> Judge:
     if not _warned_heuristic:
         _warned_heuristic = True
         log.warning(HEURISTIC_NOTICE)
+    from .judges.heuristic import HeuristicJudge  # on use, like the OpenAI one
+
     return HeuristicJudge()
 
 
@@ -102,6 +101,8 @@ class Judging:
         the content comes back unscored rather than lost; otherwise JudgeError.
         """
         if not self.settings.interpretation_enabled:
+            from .judges.heuristic import HeuristicJudge
+
             heuristic = HeuristicJudge()
             scored = heuristic.score(content, user_context=user_context)
             interp = scored.model_copy(update={"interpreted_content": content})
@@ -154,6 +155,8 @@ class Judging:
         was shown); those positions become memory ids here, and a position it was not
         shown is refused, never guessed at.
         """
+        import numpy as np
+
         superseded: tuple[str, ...] = ()
         reason = ""
         if interp is not None:

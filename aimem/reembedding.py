@@ -10,8 +10,6 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from .embeddings import Embedder
 from .exceptions import EmbeddingError
 from .storage import Backend
@@ -39,6 +37,8 @@ async def reembed_namespace(
     transaction; later rounds add those saved meanwhile. A zero vector has no direction,
     so none is stored for it (the memory is found by words).
     """
+    import numpy as np
+
     done = 0
     clear = True
     attempted: set[str] = set()

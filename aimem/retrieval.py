@@ -14,7 +14,6 @@ from typing import Any, Literal, TypeVar
 
 from .embeddings import Embedder
 from .exceptions import EmbedderMismatchError, ValidationError
-from .judges.heuristic.statement import slot_terms
 from .models import Memory, RelatedMemory, SearchHit
 from .ranking import RankingWeights, rank_hits
 from .settings import Settings
@@ -179,6 +178,8 @@ class Retriever:
             limit=wanted,
             related=True,
         )
+        from .judges.heuristic.statement import slot_terms  # on use: its vocabularies are big
+
         slots = slot_terms(content)
         if slots:  # the memories of the same slot may share no word with the content
             same_slot = await self._db_call(

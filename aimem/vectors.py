@@ -7,19 +7,26 @@ and the whole active set of a namespace is searched with one matrix-vector produ
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from .exceptions import EmbeddingError
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 __all__ = ["VectorIndex", "pack", "unit", "units", "unpack"]
 
-Vector = npt.NDArray[np.float32]
+if TYPE_CHECKING:
+    Vector = npt.NDArray[np.float32]
+else:  # numpy is imported on first use: a command that only reads memories never needs it
+    Vector = Any
 
 
 def unit(vector: Sequence[float] | Vector) -> Vector:
     """``vector`` as float32 scaled to length 1 (a zero vector stays zero)."""
+    import numpy as np
+
     array = np.asarray(vector, dtype=np.float32).reshape(-1)
     norm = float(np.linalg.norm(array))
     return array / norm if norm > 0 else array
@@ -31,6 +38,8 @@ def units(vectors: Sequence[Sequence[float]], expected: int, embedder: str) -> l
     Raises:
         EmbeddingError: the wrong count, differing or zero lengths, a non-finite value.
     """
+    import numpy as np
+
     if len(vectors) != expected:
         raise EmbeddingError(f"The embedder returned {len(vectors)} vectors for {expected} texts")
     made = [unit(v) for v in vectors]
@@ -50,6 +59,8 @@ def pack(vector: Sequence[float] | Vector) -> bytes:
 
 def unpack(blob: bytes) -> Vector:
     """Inverse of ``pack``."""
+    import numpy as np
+
     return np.frombuffer(blob, dtype=np.float32)
 
 
@@ -62,6 +73,8 @@ class VectorIndex:
     """
 
     def __init__(self, dim: int) -> None:
+        import numpy as np
+
         self.dim = dim
         self._matrix: Vector = np.zeros((16, dim), dtype=np.float32)
         self._alive = np.zeros(16, dtype=bool)
@@ -107,6 +120,8 @@ class VectorIndex:
 
     def search(self, query: Vector, k: int) -> list[tuple[str, float]]:
         """The ``k`` most similar memories as ``(id, cosine)``, best first."""
+        import numpy as np
+
         if k <= 0 or not self._slot:
             return []
         # Scoring reads every row, so it is bound by memory bandwidth: skip unused capacity.
@@ -119,6 +134,8 @@ class VectorIndex:
 
     def _grow(self, at_least: int = 0) -> None:
         """Add slots: half the current size (or ``at_least``), so growth costs O(1) per row."""
+        import numpy as np
+
         size = len(self._ids)
         extra = max(at_least, size // 2, 16)
         matrix = np.zeros((size + extra, self.dim), dtype=np.float32)

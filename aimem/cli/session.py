@@ -7,16 +7,15 @@ notice (printed once, after the output of a command that succeeded) and progress
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
 
-from ..judges.heuristic import HeuristicJudge
 from ..judging import HEURISTIC_NOTICE, heuristic_by_default
-from ..models import Memory
+from ..models import Interpretation, Memory
 from ..settings import Settings
 from ..sync import MemoryStore
 
@@ -74,7 +73,7 @@ class Session:
         logged ahead of the command's output (or of its error).
         """
         if self._store is None:
-            judge: Judge | None = HeuristicJudge()
+            judge: Judge | None = OfflineOnUse()
             notice = None
             if self._judges:
                 settings = Settings.load(database_url=self.database_url)
@@ -151,3 +150,20 @@ class Session:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+class OfflineOnUse:
+    """The offline judge, imported only if a command asks it for a judgement.
+
+    Commands that only read never do, and they need not pay the heuristic's import.
+    """
+
+    source = "heuristic"
+
+    async def interpret(
+        self, content: str, *, user_context: str | None = None, related: Sequence[Memory] = ()
+    ) -> Interpretation:
+        """The heuristic judge's interpretation (imported on this first call)."""
+        from ..judges.heuristic import HeuristicJudge
+
+        return await HeuristicJudge().interpret(content, user_context=user_context, related=related)

@@ -11,18 +11,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .base import Judge, judge_source
-from .heuristic import HeuristicJudge
 
 if TYPE_CHECKING:
+    from .heuristic import HeuristicJudge
     from .openai import OpenAIJudge
 
 __all__ = ["HeuristicJudge", "Judge", "OpenAIJudge", "judge_source"]
 
 
 def __getattr__(name: str) -> Any:
-    # OpenAIJudge on first use: the openai SDK takes most of a second to import.
+    # On first use: the openai SDK takes most of a second to import, and the heuristic's
+    # vocabularies a tenth of one; reading memories needs neither.
     if name == "OpenAIJudge":
         from .openai import OpenAIJudge
 
         return OpenAIJudge
+    if name == "HeuristicJudge":
+        from .heuristic import HeuristicJudge
+
+        return HeuristicJudge
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
