@@ -108,7 +108,9 @@ def read_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
 
     async def list_memories(
         min_score: MinScore = None,
-        limit: Annotated[Limit, Field(description="Most memories in all (over every page).")] = 50,
+        limit: Annotated[
+            Limit | None, Field(description="Most memories in all, over every page (default: all).")
+        ] = None,
         order: Literal["priority", "recent"] = "priority",
         include_archived: bool = False,
         detail: Detail = False,
