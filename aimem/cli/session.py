@@ -78,7 +78,9 @@ class Session:
             if self._judges:
                 settings = Settings.load(database_url=self.database_url)
                 if heuristic_by_default(settings):
-                    notice = HEURISTIC_NOTICE
+                    from ..judges.heuristic import HeuristicJudge  # a judging command: now
+
+                    judge, notice = HeuristicJudge(), HEURISTIC_NOTICE
                 else:
                     judge = None  # the store builds (and closes) the configured LLM judge
             self._store = MemoryStore(
