@@ -24,8 +24,8 @@ from .output import (
     check_supersedes_shown,
     describe_validation,
     output_object_schema,
+    reply_list,
     scaled_to_fractions,
-    strip_code_fence,
 )
 from .prompts import PromptTemplate, new_nonce
 
@@ -138,17 +138,7 @@ def parse_batch(
     Raises:
         InvalidOutputError: the reply as a whole is unusable (refused, cut off, not JSON).
     """
-    if reply.refusal:
-        raise InvalidOutputError(f"the model refused ({reply.refusal})")
-    if reply.finish_reason == "length":
-        raise InvalidOutputError("the reply was cut off (finish_reason=length)")
-    try:
-        data = json.loads(strip_code_fence(reply.content or ""))
-    except ValueError:
-        raise InvalidOutputError("the reply was not JSON") from None
-    answers = data.get("items") if isinstance(data, dict) else None
-    if not isinstance(answers, list):
-        raise InvalidOutputError("the reply has no 'items' list")
+    answers = reply_list(reply, "items")
     outputs: dict[int, JudgeOutput] = {}
     problems: list[str] = []
     seen: dict[int, int] = {}

@@ -18,7 +18,6 @@ No fact is a valid answer.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -37,7 +36,7 @@ from .output import (
     Reply,
     corrective_messages,
     output_object_schema,
-    strip_code_fence,
+    reply_list,
     validate_fields,
 )
 from .prompts import PromptTemplate, load_prompt, new_nonce
@@ -186,17 +185,7 @@ def _parse(
     Raises:
         InvalidOutputError: the reply as a whole, or any fact in it, breaks the schema's rules.
     """
-    if reply.refusal:
-        raise InvalidOutputError(f"the model refused ({reply.refusal})")
-    if reply.finish_reason == "length":
-        raise InvalidOutputError("the reply was cut off (finish_reason=length); keep it short")
-    try:
-        data = json.loads(strip_code_fence(reply.content or ""))
-    except ValueError:
-        raise InvalidOutputError("the reply was not JSON") from None
-    facts = data.get("facts") if isinstance(data, dict) else None
-    if not isinstance(facts, list):
-        raise InvalidOutputError('the reply has no "facts" list')
+    facts = reply_list(reply, "facts", cut_hint="; keep it short")
     drafts: list[_Draft] = []
     problems: list[str] = []
     for n, fact in enumerate(facts, start=1):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
@@ -356,6 +356,26 @@ def strip_code_fence(text: str) -> str:
     if text.startswith("```") and text.endswith("```") and len(text) >= 6:
         text = text[3:-3].removeprefix("json").strip()
     return text
+
+
+def reply_list(reply: Reply, key: str, *, cut_hint: str = "") -> list[Any]:
+    """The ``key`` list of a reply's JSON object: what a batch or an extraction answers.
+
+    Raises:
+        InvalidOutputError: refused, cut off, not JSON, or no such list (named for the re-ask).
+    """
+    if reply.refusal:
+        raise InvalidOutputError(f"the model refused ({reply.refusal})")
+    if reply.finish_reason == "length":
+        raise InvalidOutputError(f"the reply was cut off (finish_reason=length){cut_hint}")
+    try:
+        data = json.loads(strip_code_fence(reply.content or ""))
+    except ValueError:
+        raise InvalidOutputError("the reply was not JSON") from None
+    found = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(found, list):
+        raise InvalidOutputError(f'the reply has no "{key}" list')
+    return found
 
 
 def describe_validation(exc: PydanticValidationError) -> str:
