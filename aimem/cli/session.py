@@ -143,6 +143,7 @@ class Session:
         global _noticed
         if code == 0 and self.notice is not None and not _noticed:
             _noticed = True
+            self.out.file.flush()  # the output first, also when both streams share one pipe
             # soft_wrap: one line whatever the width, as the error lines are.
             self.err.print(Text(self.notice, style="dim"), soft_wrap=True)
         self.notice = None
