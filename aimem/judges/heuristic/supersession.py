@@ -1,14 +1,28 @@
-"""Offline supersession: which older memories a new one replaces, by a structural guard.
+"""Offline supersession: which older memories a new one replaces, read clause by clause.
 
-"We moved to Portland" retires "I live in Austin", but "My sister moved to Tucson" and
-"I'm also allergic to shellfish" retire nothing. Each text is read into a subject (the
-user, or someone named), markers (a change, an end, a resumption, an addition, a
-hypothetical) and slots (residence, job, schedule, dose, possession, pet, relationship,
-habit...), each with a parameter (which drug, which event) and a value. A new text
-supersedes an old one only when both are about the same subject and the same slot (and
-parameter), and the value differs or a change, end or resumption marker says so. An
-addition, a question or a hypothetical never supersedes: retiring a memory that still
-holds is worse than keeping a stale one, so anything unsure returns nothing.
+"We moved to Portland" retires "I live in Austin", but "My sister moved to Tucson", "I'm
+also allergic to shellfish", "I was born in Austin" and "Write a story where I live in
+Tokyo" retire nothing. Both texts are read as clauses (``clauses.py``): only a stated
+clause of the new text can retire, wherever it sits (inside a request too), and only a
+clause of the old text that states the same subject's same thing. The ways a fact
+changes, each tied to what it changes:
+
+* **the same frame with a new value** (``frames.py``): "Oolong is my usual order" ->
+  "Genmaicha is my usual order";
+* **an end tied to its thing**: "I sold the Corolla" ends "I drive a Toyota Corolla",
+  "Biscuit was put to sleep" ends "We have a beagle named Biscuit"; "I'm not allergic to
+  cats" ends no penicillin allergy, since the thing denied must be the thing held;
+* **a narrow slot**: a move retires only the user's current residence (never where they
+  were born, grew up or studied, nor a job or a shop in the old city); a new job, dose,
+  schedule, possession, relationship status, commute or working hours the old one;
+* **a changed count**: "the deposit has gone up to 900" after "the deposit is 800";
+* **a plan settled**: "I've decided on Vienna for my master's" after "I'm planning to
+  study in Berlin for my master's"; **a rename**; **a resumption** of a stopped habit.
+
+Facts that add up (allergies, diagnoses, pets, children, languages, hobbies, likes)
+never retire each other without an explicit end. An old memory is retired only when
+every fact it holds is replaced: a story that mentions the old city stays. When unsure,
+nothing: a stale memory the read path ranks lower is better than a true one lost.
 
 Example:
     >>> find_superseded("We moved to Portland last month.", ["I live in Austin.", "I like tea."])
@@ -21,39 +35,68 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from . import changes as ch
 from . import slots as sv
-from .cues import ALLERGY, rx
-from .statement import Reading, Slot, content_tokens, read
+from .clauses import Clause, clauses
+from .cues import rx
+from .frames import negated_only, same_frame
+from .slot_changes import changed, first, held, slot_changed
+from .statement import content_tokens, read
 
-__all__ = ["find_superseded", "read"]
+__all__ = ["Verdict", "find_superseded", "read", "verdicts"]
 
 _MAX_REASON = 200
 
 
-def find_superseded(content: str, related: Sequence[str]) -> tuple[tuple[int, str], ...]:
+@dataclass(frozen=True)
+class Verdict:
+    """Why a new text retires one related memory, and whether the rule is a precise one.
+
+    Precise rules (an explicit change or end tied to the very thing, a move against a
+    residence, a new dose) are the ones an LLM's answer may be amended with; the others
+    (the same frame with no change word, a changed count) only the offline judge uses.
+    """
+
+    index: int
+    reason: str
+    precise: bool
+
+
+def find_superseded(
+    content: str, related: Sequence[str], *, precise: bool = False
+) -> tuple[tuple[int, str], ...]:
     """Positions in ``related`` (0-based) that ``content`` supersedes, each with a short reason.
 
-    Same subject, same slot (and parameter), and a different value or an explicit
-    change, end or resumption; an addition, question or hypothetical never supersedes.
-    Empty when unsure. Never raises.
+    ``precise`` keeps only the high-precision rules (see ``Verdict``). Empty when unsure.
+    Never raises.
     """
+    return tuple(
+        (v.index, v.reason) for v in verdicts(content, related) if v.precise or not precise
+    )
+
+
+def verdicts(content: str, related: Sequence[str]) -> tuple[Verdict, ...]:
+    """One ``Verdict`` per related memory that ``content`` supersedes. Never raises."""
     try:
         speaker, said = _speaker(content if isinstance(content, str) else "")
-        new = read(said)
-        if not new.low or new.additive or new.unsure:
+        new = [c for c in clauses(said) if c.mood in ("stated", "planned", "asked")]
+        if not any(c.mood == "stated" or _new_attribute_of(c) for c in new) and not any(
+            _decides(c) for c in new
+        ):
             return ()
+        new += _joint(new)
         found = []
         for i, text in enumerate(related):
             other, old_said = _speaker(text if isinstance(text, str) else "")
-            if other != speaker:  # "I" in another speaker's turn is someone else
+            if other != speaker or not isinstance(text, str):
                 continue
-            old = read(old_said)
-            if not old.low or old.low == new.low or old.unsure or not _one_statement(old_said):
+            if old_said.strip() == said.strip():
                 continue
-            reason = _supersedes(new, old, slots_only=speaker is not None)
-            if reason:
-                found.append((i, reason[:_MAX_REASON]))
+            verdict = _retires(new, clauses(old_said), transcript=speaker is not None)
+            if verdict is not None:
+                found.append(Verdict(i, verdict[0][:_MAX_REASON], verdict[1]))
         return tuple(found)
     except Exception:
         return ()
@@ -75,198 +118,129 @@ def _speaker(text: str) -> tuple[str | None, str]:
     return m.group(1).lower(), text.lstrip()[m.end() :]
 
 
-# --- deciding ---------------------------------------------------------------------------
+def _joint(new: list[Clause]) -> list[Clause]:
+    """The stated clauses read as one, for rules whose parts may sit in two clauses.
 
-
-#: Sentence ends, for telling one statement from a story.
-_SENTENCE_END = re.compile(r"[.!?。！？]+(?=\s|$)")
-_MAX_STATEMENT_WORDS = 40
-
-
-def _one_statement(text: str) -> bool:
-    """At most two sentences and forty words: a memory that states one thing.
-
-    A longer memory holds several facts; news about one of them does not make the rest
-    out of date, so it is never retired whole (collateral is worse than a miss).
+    "Took the road bike off eBay — I decided to keep it": the decision and its thing;
+    "a fox got one of the chickens, so we're down to two": the number and its noun.
     """
-    body = text.strip()
-    return len(_SENTENCE_END.findall(body[:-1])) <= 1 and len(body.split()) <= _MAX_STATEMENT_WORDS
+    stated = [c for c in new if c.mood == "stated"]
+    if len(stated) < 2:
+        return []
+    text = " ".join(c.text for c in stated)
+    first = stated[0]
+    return [Clause(text, text.lower(), "joint", read(text), first.episode)]
 
 
-def _supersedes(new: Reading, old: Reading, *, slots_only: bool = False) -> str:
-    """A reason ``new`` replaces ``old``, or "" when it does not (or we cannot tell).
+# --- one memory --------------------------------------------------------------------------
 
-    ``slots_only`` (transcript turns) keeps only the same-slot rule: in conversation the
-    looser rules (a change word and a shared word) fire on chat about anything.
-    """
-    frame = _same_frame(new, old)
-    if frame:
-        return frame
-    same = new.subject == old.subject or (
-        new.subject.startswith("name:") and _mentions(old, new.subject[5:])
+
+def _retires(
+    new: list[Clause], old: tuple[Clause, ...], *, transcript: bool
+) -> tuple[str, bool] | None:
+    """``(reason, precise)`` when the new clauses replace every fact the old memory holds."""
+    said = [c for c in old if c.mood not in ("asked", "unreal")]
+    facts = (
+        ([c for c in said if c.fact] or [c for c in said if _specific(c.reading.tokens)])
+        if len(said) > 1
+        else said
     )
+    if not facts or len(facts) > 4:
+        return None
+    reasons: list[tuple[str, bool]] = []
+    for o in facts:
+        got = None
+        for n in new:
+            got = _replaces(n, o, transcript=transcript)
+            if got is not None:
+                break
+        if got is None:
+            return None
+        reasons.append(got)
+    return reasons[0][0], all(p for _, p in reasons)
+
+
+def _replaces(n: Clause, o: Clause, *, transcript: bool) -> tuple[str, bool] | None:
+    """Whether clause ``n`` replaces the fact of clause ``o``: ``(reason, precise)`` or None."""
+    if n.mood == "asked":
+        return _new_attribute(n, o)
+    if n.mood == "joint":
+        if o.mood in ("planned", "unsettled"):
+            return _plan_settled(n, o)
+        return None if transcript or not _same_subject(n, o) else _count_changed(n, o)
+    if n.mood == "planned":
+        return _plan_revised(n, o)
+    if o.mood == "unreal" or _adds(n):
+        return None
+    if o.mood in ("planned", "unsettled"):
+        return _plan_settled(n, o)
+    same = _same_subject(n, o)
     if not same:
-        return _entity_ended(new, old) or _partner_rule(new, old)
-    for slot in new.slots:
-        reason = _slot_rule(slot, old.slot(slot.kind), new, old)
-        if reason:
-            return reason
-    if slots_only:
-        return ""
-    return _marker_rule(new, old) or _new_attribute(new, old) or _count_change(new, old)
-
-
-def _mentions(r: Reading, word: str) -> bool:
-    return bool(re.search(rf"\b{re.escape(word)}\b", r.low))
-
-
-def _partner_rule(new: Reading, old: Reading) -> str:
-    """A partner's fact is the user's relationship: a divorce from Mark ends "husband is Mark"."""
-    if {new.subject, old.subject} - {"user"} - {f"other:{p}" for p in sv.PARTNERS}:
-        return ""
-    return _slot_rule(new.slot("relationship") or Slot("none"), old.slot("relationship"), new, old)
-
-
-#: Words that state a relationship's status, not just name a partner or a wedding.
-_STATUS_NEWS = rx(
-    r"broke up|break up|split up|divorc\w*|separated|single|dating|seeing|engaged|married|"
-    r"got together|going out|in a relationship|moved in together|made up|passed away|died",
-    ja="別れ|離婚|付き合|婚約|結婚|入籍|独身|交際|仲直り|亡くな",
-)
-
-
-#: A stop that says it is temporary ("can't run for a few weeks", "cancelled this Saturday").
-_TEMPORARY = rx(
-    r"for (?:a|the|the next)? ?(?:few|couple of|couple)? ?(?:days?|weeks?|months?)|for now|"
-    r"for the time being|temporarily|this (?:week|weekend|month|morning|evening|(?:mon|tues|"
-    r"wednes|thurs|fri|satur|sun)day)|today|tonight|until|till",
-    ja="しばらく|一時的|今週|今日|今夜|当分",
-)
-#: What the user heard rather than a fact of theirs ("apparently", "らしい").
-_HEARSAY = rx(r"apparently|i heard|rumou?r|supposedly", ja="らしい|そうです|だそう")
-
-
-def _slot_rule(n: Slot, o: Slot | None, new: Reading, old: Reading) -> str:
-    """Same slot, same parameter, a different value or an explicit change."""
-    if o is None:
-        return ""
-    kind = n.kind
-    differs = bool(n.value and o.value and not (n.value & o.value))
-    if kind == "residence":
-        if new.future and not n.changed:
-            return ""
-        if n.changed and not (n.value and n.value <= o.value):
-            return _say(
-                f"new residence: {n.label} replaces {o.label}", "residence changed (moved)", n, o
-            )
-        return _say(f"new residence: {n.label} replaces {o.label}", "", n, o) if differs else ""
-    if kind == "job":
-        if new.future or not (n.changed or differs):
-            return ""
-        return _say(f"job changed: {n.label} replaces {o.label}", "job changed", n, o)
-    if kind in ("work hours", "commute", "relationship"):
-        if (new.future and kind != "relationship") or not (n.value and o.value):
-            return ""
-        if kind == "relationship" and not _STATUS_NEWS.search(new.low):
-            return ""  # "my fiancée is from Bergen" names a partner; it changes no status
-        if differs or (new.change and n.value != o.value):
-            return _say(f"{kind} changed: {n.label} replaces {o.label}", f"{kind} changed", n, o)
-        return ""
-    if kind == "schedule":
-        events = {p for p in n.param if not p.startswith("q:")}
-        if not events & o.param:
-            return ""
-        quals_n = {p for p in n.param if p.startswith("q:")}
-        quals_o = {p for p in o.param if p.startswith("q:")}
-        if quals_n and quals_o and not quals_n & quals_o:
-            return ""
-        if not any(sv.SPECIFIC_TIME.search(v) for v in o.value) or old.slot("preference"):
-            return ""
-        replaced = bool(n.value - o.value and o.value - n.value)
-        if (
-            replaced
-            or (new.change and n.value != o.value)
-            or (new.change and _marked(new, old.tokens))
-        ):
-            return _say(f"rescheduled: {n.label} replaces {o.label}", "schedule changed", n, o)
-        return ""
-    if kind == "dose":
-        if not n.param & o.param:
-            return ""
-        drug = sorted(n.param & o.param)[0]
-        if sv.END.search(new.low) and not sv.END.search(old.low):
-            if ALLERGY.search(new.low):
-                return f"allergy to {drug}: no longer holds"
-            return f"no longer takes {drug}"
-        if differs or (new.change and n.value != o.value):
-            return f"new dose of {drug}: {n.label or 'changed'}"
-        return ""
-    if kind in ("possession", "pet"):
-        if not n.param & o.param or (new.future and kind == "possession"):
-            return ""
-        what = sorted(n.param)[0]
-        if (new.change or differs) and (n.value != o.value or _marked(new, old.tokens)):
-            detail = f": {n.label} replaces {o.label}" if differs else " changed"
-            return f"{kind} ({what}){detail}"
-        return ""
-    if kind == "habit":
-        shared = _strong(n.param & o.param) - sv.WEAK
-        if not shared or not new.change:
-            return ""
-        if n.value != o.value or _marked(new, old.tokens):
-            return f"habit changed: {', '.join(sorted(shared)[:2]).lstrip('#')} ({n.label})"
-    return ""
-
-
-def _say(full: str, short: str, n: Slot, o: Slot) -> str:
-    return full if n.label and o.label else short or full
-
-
-def _scopes(clause: str, ja: bool) -> list[tuple[str, str]]:
-    """(marker kind, text around it) for every end, resume or from-value marker in a clause."""
-    out = []
-    for kind, pattern in (("resume", sv.RESUME), ("end", sv.END), ("from", sv.FROM_VALUE)):
-        for m in pattern.finditer(clause):
-            before, after = (14, 8) if ja else (32, 34)
-            out.append((kind, clause[max(0, m.start() - before) : m.end() + after]))
-    return out
-
-
-def _marker_rule(new: Reading, old: Reading) -> str:
-    """An end, resumption or replacement of the very thing the old text is about."""
-    old_negative = bool(sv.END.search(old.low))
-    kinds = {s.kind for s in new.slots} & {s.kind for s in old.slots} - {"plan"}
-    if old.slot("plan") and not new.slot("plan"):
-        kinds.add("plan")
-    resumes = any(sv.RESUME.search(c) for c, _ in new.clauses)
-    for clause, _ in new.clauses:
-        if sv.INSTRUCTION_LIKE.search(clause):
+        return _entity_ended(n, o) or _bereaved(n, o)
+    if o.mood == "historic":
+        return None  # what used to hold is history: it stays true whatever happens next
+    rules = (
+        _resumed,
+        _ended,
+        _switched,
+        slot_changed,
+        _new_attribute,
+        _frame_changed,
+        _count_changed,
+        _renamed,
+    )
+    for rule in rules:
+        if transcript and rule in (_frame_changed, _count_changed):
             continue
-        for kind, scope in _scopes(clause, new.ja):
-            shared = _strong(_overlap(content_tokens(scope), old.tokens)) - sv.WEAK
-            if not shared:
-                continue
-            what = ", ".join(sorted(shared)[:2]).replace("#", "")
-            if kind == "resume" and _negated(old, shared):
-                return f"resumed: {what}"
-            if not (kinds or shared & (new.entities | old.entities)):
-                continue
-            if kind == "end" and (_TEMPORARY.search(new.low) or _HEARSAY.search(old.low)):
-                continue  # a pause ends nothing lasting; hearsay was never the user's fact
-            if kind == "end" and not resumes and not old_negative and _about_user(old):
-                return f"no longer: {what}"
-            if kind == "from":
-                return f"replaced: {what}"
-    return ""
+        got = rule(n, o)
+        if got is not None:
+            return got
+    return None
 
 
-def _overlap(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
-    """Shared tokens, counting long words that share a stem-like prefix as one.
+def _adds(n: Clause) -> bool:
+    """An added fact on the same topic ("also", "another", も): it replaces nothing."""
+    return bool(ch.ADDED.search(n.low))
+
+
+def _same_subject(n: Clause, o: Clause) -> bool:
+    if n.subject == o.subject:
+        return True
+    partners = {f"other:{p}" for p in sv.PARTNERS}
+    return {n.subject, o.subject} <= {"user"} | partners and bool(
+        n.reading.slot("relationship") and o.reading.slot("relationship")
+    )
+
+
+def _about_user(o: Clause) -> bool:
+    return o.subject == "user" and bool(
+        sv.USER_MENTION.search(o.low) or o.ja or o.low.startswith(("user", "the user"))
+    )
+
+
+# --- the rules ---------------------------------------------------------------------------
+
+
+def _specific(tokens: frozenset[str]) -> frozenset[str]:
+    """Tokens specific enough to show two clauses are about the same thing."""
+    return frozenset(
+        t
+        for t in tokens
+        if t not in sv.TIME_STEMS
+        and t not in sv.WEAK
+        and not t.isdigit()
+        and t not in ("#sleep", "#move", "#job")
+        and len(t) > 1
+    )
+
+
+def _shared(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
+    """Specific tokens in common, counting long words of one stem-like prefix as one.
 
     The stemmer leaves some derived forms apart ("anaemia", "anaemic").
     """
     long_b = [t for t in b if len(t) >= 5 and t.isalpha()]
-    return (a & b) | frozenset(
+    near = frozenset(
         t
         for t in a
         if len(t) >= 5
@@ -274,156 +248,301 @@ def _overlap(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
         and t[:5] not in sv.WEAK_PREFIXES
         and any(u.startswith(t) or t.startswith(u) or u[:6] == t[:6] for u in long_b)
     )
+    return _specific((a & b) | near)
 
 
-def _negated(old: Reading, shared: frozenset[str]) -> bool:
-    """The old text ends or denies (or only hopes for) the very thing that is shared."""
-    for clause, _ in old.clauses:
-        for kind, scope in _scopes(clause, old.ja):
-            if kind == "end" and shared & content_tokens(scope):
-                return True
-    if sv.ABSTAIN.search(old.low) and shared & old.entities:
-        return True
-    return bool(sv.HYPOTHETICAL.search(old.low) and shared & old.entities)
+def _ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
+    """An end, denial or correction of the very thing the old clause holds."""
+    if ch.INSTRUCTION.search(n.low) or ch.TEMPORARY.search(n.low) or not held(o):
+        return None
+    if not _about_user(o) and not n.subject.startswith("other:"):
+        return None
+    if n.reading.slot("pet") and not o.reading.slot("pet"):
+        return None  # a pet's death ends the pet, not "goldfish scooping at the fair"
+    what = _ended_thing(n)
+    if what is None:
+        if negated_only(o.low, n.low):
+            return f"now denied: {_label(o)}", True
+        return None
+    shared = _shared(what, o.reading.tokens)
+    if not shared:
+        slot = _ended_slot(n, o)
+        return (f"{slot} ended", True) if slot else None
+    if not shared - _PREDICATES:
+        return None  # "not allergic to cats" shares only "allergic" with a penicillin allergy
+    if not _held_alike(n, o):
+        return None
+    return f"no longer: {', '.join(sorted(shared)[:2]).lstrip('#')}", True
 
 
-def _new_attribute(new: Reading, old: Reading) -> str:
-    """Replace "My email is ..." with "My new email is ...": the same attribute, marked new."""
-    for m in sv.NEW_ATTRIBUTE.finditer(new.low):
-        two = m.group(2) and m.group(2) not in sv.GENERIC
-        for name in (f"{m.group(1)} {m.group(2)}",) if two else (m.group(1),):
-            if not name or name in sv.GENERIC or re.fullmatch(sv.OTHER_PERSON_EN, name):
-                continue
-            stated = re.search(
-                rf"\b(?:my|our|user's|the user's) (?:current |old )?"
-                rf"{re.escape(name)}"
-                rf"(?: is| are|:| =)|[\d.+-]+\s*{re.escape(name)}\b",
-                old.low,
-            )
-            if stated:
-                return f"new {name} replaces the old one"
+_PREDICATES = content_tokens(ch.PREDICATE_WORDS)
+
+
+def _held_alike(n: Clause, o: Clause) -> bool:
+    """Whether the end fits how the old clause holds its thing.
+
+    "I sold my Golf" ends "I drive a VW Golf", not "I play golf on Sundays"; "I've given
+    up golf" ends the game, not the car.
+    """
+    owning, doing = bool(ch.OWNING.search(o.low)), bool(ch.DOING.search(o.low))
+    if ch.ENDS_OWNING.search(n.low) and doing and not owning:
+        return False
+    return not (ch.ENDS_DOING.search(n.low) and not doing and re.search(r"\bdriv", o.low))
+
+
+#: An end marker's words: "sold the Corolla last week" -> the Corolla.
+_ARG_STOP = re.compile(
+    r"\b(?:on|at|in|for|with|to|from|after|before|because|since|last|this|next|"
+    r"yesterday|today|ago|and|but|so|when|while)\b|[,.;!?]"
+)
+
+
+def _ended_thing(n: Clause) -> frozenset[str] | None:
+    """The tokens of what the new clause ends, denies or corrects; None when it ends nothing."""
+    low = n.low
+    if n.ja:
+        m = ch.END_ACT.search(low) or ch.END_EVENT.search(low) or ch.NO_LONGER.search(low)
+        if not m:
+            return None
+        return content_tokens(low[max(0, m.start() - 14) : m.start()])
+    if ch.NO_LONGER.search(low) or ch.CORRECTION.search(low):
+        return content_tokens(low)
+    m = ch.END_ACT.search(low)
+    if m:
+        after = low[m.end() :]
+        stop = _ARG_STOP.search(after, 1)
+        arg = after[: stop.start()] if stop else after
+        if not re.search(r"[a-z]", arg.replace("my", "").replace("the", "")):
+            return frozenset()
+        return content_tokens(" ".join(arg.split()[:5]))
+    m = ch.END_EVENT.search(low)
+    if m:
+        before = low[: m.start()].split()[-5:]
+        return content_tokens(" ".join(before))
+    return None
+
+
+def _ended_slot(n: Clause, o: Clause) -> str:
+    """The slot an end names when it names no word of the old clause ("my car got stolen")."""
+    for kind in ("possession", "pet", "job", "dose"):
+        ns, os_ = n.reading.slot(kind), o.reading.slot(kind)
+        if ns and os_ and (not ns.param or ns.param & os_.param):
+            return f"{kind} ({first(os_.param) or kind})" if kind in ("possession", "pet") else kind
     return ""
 
 
-def _count_change(new: Reading, old: Reading) -> str:
-    """A changed count of the same thing: "down to two" after "three chickens"."""
-    if old.ja != new.ja:
-        return ""
-    for clause, tokens in new.clauses:
-        if not (sv.CHANGE.search(clause) and sv.COUNT.search(clause)):
+def _resumed(n: Clause, o: Clause) -> tuple[str, bool] | None:
+    """A stop undone: "I'm running again" after "I've stopped running"."""
+    if not ch.RESUME.search(n.low):
+        return None
+    if held(o):
+        return None
+    shared = _shared(n.reading.tokens, o.reading.tokens)
+    return (f"resumed: {', '.join(sorted(shared)[:2]).lstrip('#')}", True) if shared else None
+
+
+def _switched(n: Clause, o: Clause) -> tuple[str, bool] | None:
+    """A substitution: "I switched from Android to an iPhone" replaces what named Android."""
+    if not held(o) or not _about_user(o):
+        return None
+    for m in ch.FROM_VALUE.finditer(n.low):
+        shared = _specific(content_tokens(m.group("v")) & o.reading.tokens)
+        if shared:
+            return f"replaced: {first(shared).lstrip('#')}", True
+    return None
+
+
+def _entity_ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
+    """A named subject ended: "Rufus died" ends "We have a beagle named Rufus"."""
+    if not n.subject.startswith("name:") or o.subject != "user" or not _about_user(o):
+        return None
+    name = n.subject.split(":", 1)[1]
+    if not re.search(rf"\b{re.escape(name)}\b", o.low):
+        return None
+    if ch.END_EVENT.search(n.low) or ch.END_ACT.search(n.low) or ch.RENAMED.search(n.low):
+        return f"{name}: ended or changed", True
+    return None
+
+
+#: A death: the relative's routines with the user end with them.
+_DIED = rx(
+    r"died|passed away|passed on|passed|lost (?:her|his) (?:battle|fight)", ja="亡くな|他界|死ん"
+)
+
+
+def _bereaved(n: Clause, o: Clause) -> tuple[str, bool] | None:
+    """A death ends routines: "My grandmother passed away" ends "I call her every Sunday".
+
+    Only a routine with that person (a habit slot) ends; a memory of them stays.
+    """
+    if not n.subject.startswith("other:") or o.subject != "user" or not _DIED.search(n.low):
+        return None
+    who = n.subject.split(":", 1)[1]
+    if not o.reading.slot("habit") or not re.search(
+        rf"\b{re.escape(who)}\b|{re.escape(who)}", o.low
+    ):
+        return None
+    return f"{who} died: routine ended", True
+
+
+#: "my new email", "the user's new prescription": the attribute named is replaced.
+_NEW_ATTRIBUTE = re.compile(
+    r"\b(?:my|our|the user's|user's|his|her|their) (?:brand )?new ([a-z][\w-]*(?: [a-z][\w-]*)?)"
+)
+#: Heads whose "new" one adds rather than replaces (a new friend, a new puppy).
+_ADDS_UP = rx(
+    r"friend|friends|hobby|hobbies|baby|kid|son|daughter|puppy|kitten|dog|cat|pet|fish|"
+    r"colleague|coworker|neighbou?r|tattoo|plant|project|book|game|favou?rite|toy|song|"
+    r"recipe|show|series|client|customer|student"
+)
+
+
+def _new_attribute_of(n: Clause) -> frozenset[str]:
+    """The stems of the attribute a clause calls new ("my new email" -> {"email"})."""
+    m = _NEW_ATTRIBUTE.search(n.low)
+    if m is None or _ADDS_UP.search(m.group(1)) or ch.PERSON_WORDS & set(m.group(1).split()):
+        return frozenset()
+    return _specific(content_tokens(m.group(1)))
+
+
+def _new_attribute(n: Clause, o: Clause) -> tuple[str, bool] | None:
+    """A new attribute: "Please use my new email, jo@x.co" retires "My email is jo@gmail.com".
+
+    The old clause must hold that attribute with a value (a number, an address, a name),
+    and state it, not end or deny it.
+    """
+    head = _new_attribute_of(n)
+    if not head or not held(o) or not _about_user(o) or o.episode:
+        return None
+    shared = head & o.reading.tokens
+    if not shared or not (re.search(r"\d|@", o.low) or _specific(o.reading.entities) - head):
+        return None
+    return f"new {first(shared).lstrip('#')}", False
+
+
+def _frame_changed(n: Clause, o: Clause) -> tuple[str, bool] | None:
+    """The same sentence with a new value (``frames.same_frame``)."""
+    if n.episode or o.episode:
+        return None
+    moved_on = changed(n)
+    said = same_frame(o.text, n.text, changed=moved_on)
+    if not said:
+        return None
+    single = bool(ch.SINGLE_VALUED.search(o.low))
+    return f"same fact, new value: {said}", moved_on or single
+
+
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve".split()
+    )
+}
+_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b")
+
+
+def _numbers(low: str) -> dict[str, set[str]]:
+    """Content stems near each number of a clause: {stem: {numbers}}."""
+    words = low.replace(",", "").split()
+    out: dict[str, set[str]] = {}
+    for i, w in enumerate(words):
+        m = _NUMBER.fullmatch(w.strip(".!?;:()$£€¥%"))
+        if not m:
             continue
-        for t in sorted(_strong(tokens & old.tokens) - sv.WEAK):
-            for m in re.finditer(re.escape(t[:5]), old.low):
-                near = old.low[max(0, m.start() - 18) : m.end() + 18]
-                if sv.COUNT.search(near) and sv.COUNT.search(near).group() not in clause:  # type: ignore[union-attr]
-                    return f"count changed: {t}"
-    return ""
+        value = _NUMBER_WORDS.get(m.group(), m.group()) + ("%" if "%" in w else "")
+        near = " ".join(words[max(0, i - 6) : i] + words[i + 1 : i + 4])
+        for t in _specific(content_tokens(near)):
+            out.setdefault(t, set()).add(value)
+    return out
 
 
-def _entity_ended(new: Reading, old: Reading) -> str:
-    """End the old text's own thing: "Rufus died" ends "We have a beagle named Rufus"."""
-    if old.subject != "user" or not new.subject.startswith(("name:", "other:")):
-        return ""
-    name = new.subject.split(":", 1)[1]
-    if not re.search(rf"\b{re.escape(name)}\b", old.low) or not _about_user(old):
-        return ""
-    clause = new.clauses[0][0] if new.clauses else ""
-    if new.subject.startswith("other:") and not sv.BEREAVED.search(clause):
-        return ""
-    if sv.END.search(clause) or sv.CHANGE.search(clause) or sv.RESUME.search(clause):
-        return f"{name}: changed or ended"
-    return ""
+def _count_changed(n: Clause, o: Clause) -> tuple[str, bool] | None:
+    """A changed number of the same thing: "up to 5 runs a week" after "I run 3 times a week"."""
+    if n.ja != o.ja or not changed(n) or n.episode:
+        return None
+    if n.ja:
+        nn = set(
+            re.findall(r"[0-9一二三四五六七八九十]+(?=[匹頭羽台人個回錠杯本缶万円時日])", n.low)
+        )
+        on = set(
+            re.findall(r"[0-9一二三四五六七八九十]+(?=[匹頭羽台人個回錠杯本缶万円時日])", o.low)
+        )
+        shared = _specific(n.reading.tokens & o.reading.tokens)
+        if nn and on and not nn & on and shared:
+            return f"count changed: {first(shared)}", False
+        return None
+    new, old = _numbers(n.low), _numbers(o.low)
+    for t in sorted(set(new) & set(old)):
+        if {v.endswith("%") for v in new[t]} != {v.endswith("%") for v in old[t]}:
+            continue  # a share and a count are different quantities
+        if not new[t] & old[t]:
+            return f"count changed: {t.lstrip('#')} {first(old[t])} -> {first(new[t])}", False
+    return None
 
 
-def _marked(new: Reading, old_tokens: frozenset[str]) -> bool:
-    """A change/end/resume marker in a clause that shares a content token with the old text."""
-    for clause, tokens in new.clauses:
-        if (_strong(tokens & old_tokens) - sv.WEAK) and (
-            sv.CHANGE.search(clause) or sv.END.search(clause) or sv.RESUME.search(clause)
-        ):
-            return True
-    return False
+def _renamed(n: Clause, o: Clause) -> tuple[str, bool] | None:
+    """A new name for the thing the old clause names ("the project is now called Falcon")."""
+    if not ch.RENAMED.search(n.low) or not _NAMES.search(o.low):
+        return None
+    shared = _specific(n.reading.entities & o.reading.entities) or _specific(
+        n.reading.tokens & o.reading.tokens
+    ) - {"name", "call", "surnam", "usernam", "名前"}
+    return (f"renamed: {first(shared)}", True) if shared else None
 
 
-def _strong(shared: frozenset[str]) -> frozenset[str]:
-    """Shared tokens specific enough to show two texts are about the same thing."""
-    return frozenset(
-        t
-        for t in shared
-        if t not in sv.TIME_STEMS
-        and not t.isdigit()
-        and t not in ("#sleep", "#move", "#job")
-        and len(t) > 1
-    )
+#: An old clause that names something ("is called", "named", 名前は).
+_NAMES = rx(
+    r"called|named|name|names|titled|title|known as|goes by|go by",
+    ja="名前|呼|という|って名|名字|苗字",
+)
 
 
-def _about_user(r: Reading) -> bool:
-    return r.subject == "user" and bool(
-        sv.USER_MENTION.search(r.low) or r.ja or r.low.startswith(("user", "the user"))
-    )
+def _decides(n: Clause) -> bool:
+    return bool(ch.DECIDED.search(n.low))
 
 
-def _align(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Drop up to three leading words of one side so both start at the same word."""
-    if a[:1] == b[:1]:
-        return a, b
-    for k in range(1, 4):
-        if a[k : k + 2] == b[:2]:
-            return a[k:], b
-        if b[k : k + 2] == a[:2]:
-            return a, b[k:]
-    return a, b
+def _plan_settled(n: Clause, o: Clause) -> tuple[str, bool] | None:
+    """A decision, booking or cancellation of the plan the old clause holds."""
+    if n.mood not in ("stated", "joint") or not _same_subject(n, o) or ch.HEARSAY.search(o.low):
+        return None
+    shared = _specific(n.reading.tokens & o.reading.tokens)
+    if not (
+        _decides(n)
+        or ch.END_ACT.search(n.low)
+        or ch.END_EVENT.search(n.low)
+        or _PLAN_MOVED.search(n.low)
+    ):
+        if len(shared) >= 2 and _DONE.search(n.low) and not ch.PLANNED.search(n.low):
+            return f"plan done: {', '.join(sorted(shared)[:2]).lstrip('#')}", False
+        return None
+    if not shared:
+        return None
+    return f"plan settled: {', '.join(sorted(shared)[:2]).lstrip('#')}", True
 
 
-def _align_ja(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Japanese: start the older text where the newer one's first four characters occur."""
-    head = "".join(b[:4])
-    k = "".join(a).find(head) if len(head) == 4 else -1
-    return (a[k:], b) if 0 < k <= 16 else (a, b)
+#: A plan carried out: a past verb ("got married", "we moved in", 行ってきた).
+_DONE = re.compile(
+    r"\b(?:got|went|did|had|finished|completed|moved|arrived|passed|bought|signed|started|"
+    r"began|opened|launched|shipped|sent|submitted|took|made)\b|\b\w+ed\b"
+    r"|(?:しました|ました|てきた|てきました|終わった|終わりました)"
+)
 
 
-def _same_frame(new: Reading, old: Reading) -> str:
-    """The same sentence with a new value: "The offsite is on 7 March" -> "... 14 March"."""
-    if new.ja != old.ja or len(old.seq) < 3 or len(new.seq) < 3:
-        return ""
-    if new.subject != old.subject and not new.subject.startswith("name:"):
-        return ""
-    a, b = _align_ja(old.seq, new.seq) if new.ja else _align(old.seq, new.seq)
-    p = 0
-    while p < min(len(a), len(b)) and a[p] == b[p]:
-        p += 1
-    s = 0
-    while s < min(len(a), len(b)) - p and a[-1 - s] == b[-1 - s]:
-        s += 1
-    ma, mb = a[p : len(a) - s], b[p : len(b) - s]
-    if not ma or not mb:
-        return ""
-    if new.ja:
-        prefix = "".join(a[:p])
-        topic = "は" in prefix or (ma[0] in "はをが" and (mb[0] in "はをが") and new.change)
-        if not topic or len(prefix) < 3 or len(ma) > 20 or len(mb) > 24:
-            return ""
-        content = [
-            k
-            for k in sv.KANJI.findall(prefix) + sv.KATAKANA.findall(prefix)
-            if k not in sv.GENERIC_JA and len(k) >= 2
-        ]
-        if not content:
-            return ""
-        return f"same fact, new value: {''.join(mb).strip('。 ')[:60]}"
-    if p < 2 or len(ma) > 6 or len(mb) > 6 or sv.LINKERS.isdisjoint(a[:p] + a[len(a) - s :]):
-        return ""
-    if any(t in ("is", "are", "was", ":", "and", "also", "too") for t in ma + mb):
-        return ""
-    content = [
-        t
-        for t in a[:p]
-        if t not in sv.GENERIC
-        and t not in sv.FRAME_WORDS
-        and t not in sv.LINKERS
-        and t not in ("user's", "user")
-    ]
-    tail = [t for t in a[len(a) - s :] if t not in sv.GENERIC and t not in sv.LINKERS]
-    if not content and not (tail and sv.LINKERS.intersection(a[:p])):
-        return ""
-    return f"same fact, new value: {' '.join(mb)} replaces {' '.join(ma)}"
+#: A plan moved rather than decided: "we moved the trip to Greece instead".
+_PLAN_MOVED = rx(
+    r"moved|changed|switched|rescheduled|postponed|pushed back|brought forward|swapped|"
+    r"instead|delayed|put off",
+    ja="変更|延期|前倒し|変えた|変えま|ずらし",
+)
+
+
+def _plan_revised(n: Clause, o: Clause) -> tuple[str, bool] | None:
+    """A plan changed into another plan: "... to Greece instead" after "... to Spain"."""
+    if o.mood != "planned" or not _same_subject(n, o) or not changed(n):
+        return None
+    said = same_frame(o.text, n.text, changed=True)
+    return (f"plan changed: {said}", False) if said else None
+
+
+def _label(o: Clause) -> str:
+    return " ".join(o.text.split()[:6])

@@ -1,0 +1,194 @@
+"""Same frame, new value: two clauses that say the same thing but for one differing span.
+
+"Oolong is my usual order" -> "Genmaicha is my usual order", "The offsite is on 7 March"
+-> "... on 14 March", "I run 3 times a week" -> "I run 5 times a week": the two clauses are
+aligned word by word (``difflib``), and the newer replaces the older when everything but
+one span is shared, that span sits where a value goes (not in the subject: "my physio
+appointment" is not "my dentist appointment"), the shared words carry content (not just
+"I like"), and the frame is not one of the facts that add up (a second allergy, language or
+hobby). Japanese is aligned character by character, with the value after the topic (は).
+
+Example:
+    >>> same_frame("Oolong is my usual order.", "Genmaicha is my usual order.")
+    'genmaicha replaces oolong'
+    >>> same_frame("I'm allergic to peanuts.", "I'm allergic to shellfish.")
+    ''
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+from itertools import pairwise
+
+from . import changes as ch
+from . import slots as sv
+
+__all__ = ["frame_tokens", "negated_only", "same_frame"]
+
+#: The longest span that still reads as a value, in words (English) or characters.
+_MAX_SPAN = 6
+_MAX_SPAN_JA = 14
+_WORD = re.compile(r"[a-z0-9]+(?:['./:\-][a-z0-9]+)*")
+_AUX = frozenset("is are was were am has have had will would can could does do did".split())
+_PRONOUN = frozenset("i we he she they you it user".split())
+_JA_FILLER = re.compile(r"今は|今では|現在は|現在|最近は|もう|実は|ちなみに|いま|[。、!?！？\s]")
+_JA_PERSON = re.compile(sv.OTHER_PERSON_JA)
+_JA_ADDING = re.compile(r"アレルギー|診断|持病|趣味|話せ|飼って|習って|行った|訪れ")
+_JA_CONTENT = re.compile(r"[\u4e00-\u9fff\u30a0-\u30ffー々]{2,}")
+
+
+def frame_tokens(low: str) -> tuple[str, ...]:
+    """The words of a lowercased English clause as the aligner compares them.
+
+    Contractions are opened, thousands separators and currency signs dropped, words that
+    only mark time ("now", "actually") removed, and "X is my usual order" turned into
+    "my usual order is X" so that a value at the start aligns with one at the end.
+    """
+    text = low.replace("’", "'")
+    for pattern, repl in ch.CONTRACTIONS:
+        text = pattern.sub(repl, text)
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    text = re.sub(r"^([^:]{2,40}):\s+", r"\1 is ", text)  # "working hours: 9-5" is a copula
+    words = [w for w in _WORD.findall(text) if w not in ch.FRAME_FILLER]
+    return tuple(_inverted(words))
+
+
+def _inverted(words: list[str]) -> list[str]:
+    """The value after its frame: "oolong is my usual order" -> "my usual order is oolong"."""
+    k = next((i for i, w in enumerate(words) if w in ch.COPULA), -1)
+    if (
+        0 < k <= 5
+        and k + 1 < len(words)
+        and words[k + 1] in ch.DEFINITE
+        and words[0] not in ch.DEFINITE
+        and words[0] not in _PRONOUN
+        and words[0] != "there"
+    ):
+        return [*words[k + 1 :], words[k], *words[:k]]
+    return words
+
+
+def negated_only(old_low: str, new_low: str) -> bool:
+    """Whether ``new`` is ``old`` with a negation added ("I eat meat" -> "I do not eat meat")."""
+    a, b = frame_tokens(old_low), frame_tokens(new_low)
+    negation = {"not", "never", "no"}
+    if not any(w in negation for w in b) or any(w in negation for w in a):
+        return False
+    stripped = tuple(w for w in b if w not in negation and w not in ("do", "does", "did"))
+    base = tuple(w for w in a if w not in ("do", "does", "did"))
+    content = [w for w in base if w not in ch.FUNCTION]
+    return stripped == base and len(content) >= 1
+
+
+def same_frame(old: str, new: str, *, changed: bool = False) -> str:
+    """``"<new value> replaces <old value>"`` when ``new`` restates ``old``'s frame, else "".
+
+    ``old`` and ``new`` are single clauses; ``changed`` says the new one carries a change
+    word ("now", "switched"), which lets a frame that usually adds up ("I love Thai food")
+    count as a replacement.
+    """
+    old_low, new_low = old.lower(), new.lower()
+    if bool(sv.KANJI.search(old_low) or sv.KATAKANA.search(old_low)) != bool(
+        sv.KANJI.search(new_low) or sv.KATAKANA.search(new_low)
+    ):
+        return ""
+    if re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", new_low):
+        return _same_frame_ja(old_low, new_low)
+    return _same_frame_en(frame_tokens(old_low), frame_tokens(new_low), changed)
+
+
+def _same_frame_en(a: tuple[str, ...], b: tuple[str, ...], changed: bool) -> str:
+    if len(a) < 3 or len(b) < 3:
+        return ""
+    where = _one_span(a, b, gap=1)
+    if where is None:
+        return ""
+    i1, i2, j1, j2 = where
+    was, now = a[i1:i2], b[j1:j2]
+    if len(was) > _MAX_SPAN or len(now) > _MAX_SPAN:
+        return ""
+    span = set(was) | set(now)
+    if span & {"and", "also", "too", "another", "both", "plus", "or", "not", "never", "no"}:
+        return ""
+    if span & ch.PERSON_WORDS or not (_valued(was) and _valued(now)):
+        return ""
+    shared = a[:i1] + a[i2:]
+    content = [w for w in shared if w not in ch.FUNCTION and w not in sv.TIME_WORDS]
+    if len(shared) < 2 or not content:
+        return ""
+    if not _value_position(a, i1):
+        return ""
+    frame = " ".join(shared)
+    single = bool(ch.SINGLE_VALUED.search(frame))
+    if ch.ACCUMULATING.search(frame) and not single and not changed:
+        return ""
+    if ch.EPISODE.search(" ".join(a)) or ch.EPISODE.search(" ".join(b)):
+        return ""
+    return f"{' '.join(now)} replaces {' '.join(was)}"
+
+
+def _one_span(a: Sequence[str], b: Sequence[str], *, gap: int) -> tuple[int, int, int, int] | None:
+    """The one differing span of two aligned sequences, or None when they differ in more.
+
+    Differences split by at most ``gap`` shared items are one span: "村上春樹" and
+    "川上未映子" share 上 by chance, "9 5 pacific" and "8 4 central" nothing at all.
+    """
+    ops = [
+        op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
+    if not ops:
+        return None
+    for left, right in pairwise(ops):
+        if right[1] - left[2] > gap or right[3] - left[4] > gap:
+            return None
+    i1, j1, i2, j2 = ops[0][1], ops[0][3], ops[-1][2], ops[-1][4]
+    if i1 == i2 or j1 == j2:
+        return None  # only added or only dropped words: no value was replaced
+    return i1, i2, j1, j2
+
+
+def _valued(span: tuple[str, ...]) -> bool:
+    """A span that names something: a content word or a number, not only function words."""
+    return any(w not in ch.FUNCTION or w[:1].isdigit() for w in span)
+
+
+def _value_position(a: tuple[str, ...], start: int) -> bool:
+    """Whether a span starting at ``start`` sits where a value goes, not in the subject.
+
+    After a pronoun ("I run 3 times a week") anything may change; after a definite
+    subject ("my physio appointment is ...") only what follows its verb.
+    """
+    if start == 0:
+        return False
+    if a[0] in _PRONOUN:
+        return True
+    if a[0] in ch.DEFINITE or a[0].endswith("'s"):
+        verb = next((i for i, w in enumerate(a) if w in _AUX), -1)
+        return verb != -1 and start > verb  # the verb itself shared: "my girlfriend is" ≠ "hates"
+    return False
+
+
+def _same_frame_ja(a_low: str, b_low: str) -> str:
+    a, b = _JA_FILLER.sub("", a_low), _JA_FILLER.sub("", b_low)
+    if len(a) < 4 or len(b) < 4:
+        return ""
+    where = _one_span(a, b, gap=2)
+    if where is None:
+        return ""
+    i1, i2, j1, j2 = where
+    was, now = a[i1:i2], b[j1:j2]
+    if len(was) > _MAX_SPAN_JA or len(now) > _MAX_SPAN_JA:
+        return ""
+    prefix = a[:i1]
+    topic = max(prefix.rfind("は"), prefix.rfind("が"))
+    if topic < 2:
+        return ""
+    head = prefix[:topic]
+    content = [k for k in _JA_CONTENT.findall(head) if k not in sv.GENERIC_JA]
+    if not content or _JA_ADDING.search(prefix) or _JA_PERSON.search(was + now):
+        return ""
+    if re.search(r"も|追加|ほかに|他に", now) or ch.EPISODE.search(a + b):
+        return ""
+    return f"{now} replaces {was}"
