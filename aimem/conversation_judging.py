@@ -31,7 +31,7 @@ from .models import Interpretation, Memory, RelatedMemory, SaveReport
 from .storage import NewMemory
 from .vectors import Vector
 
-__all__ = ["ConversationPlan", "plan_conversation"]
+__all__ = ["ConversationPlan", "judge_in_order", "plan_conversation"]
 
 #: Id prefix of a memory of this conversation not stored yet, as a judge is shown it.
 _UNSAVED = "conversation:"
@@ -82,6 +82,23 @@ async def plan_conversation(
         entries, turn_of = await _extracted(judging, turns, user_context, find_duplicate)
         return _plan(entries, turn_of)
     return _plan(await _user_turns(judging, turns, user_context, find_duplicate))
+
+
+async def judge_in_order(
+    judging: Judging, contents: Sequence[str], user_context: str | None
+) -> list[NewMemory]:
+    """``save_many``'s contents judged in order: a later one may retire an earlier one.
+
+    "I live in Leeds" then "we moved to York" in one call: the second is judged with the
+    first shown as an unsaved related memory, and names it by position
+    (``NewMemory.supersedes_earlier``), as a conversation's later turn does.
+    """
+    earlier = [
+        [_unsaved(j, contents[j]) for j in reversed(range(i))][:_EARLIER]
+        for i in range(len(contents))
+    ]
+    judged = await judging.judge_all(contents, user_context, earlier=earlier)
+    return _plan(judged).items
 
 
 async def _user_turns(

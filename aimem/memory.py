@@ -180,7 +180,13 @@ class AsyncMemoryStore(Portability):
             )
             if found is not None:
                 known[content] = found
-        items = await self._judging.judge_all([c for c in unique if c not in known], user_context)
+        fresh = [c for c in unique if c not in known]
+        if len(fresh) > 1:
+            from .conversation_judging import judge_in_order  # on use, as save_conversation
+
+            items = await judge_in_order(self._judging, fresh, user_context)
+        else:
+            items = await self._judging.judge_all(fresh, user_context)
         memories, archived = await self._db_call(
             self._db.insert, self.namespace, items, self.policy
         )

@@ -2,13 +2,16 @@
 
 Usage::
 
-    python bench/supersession_rules.py [PATH] [--show]
+    python bench/supersession_rules.py [PATH] [--show] [--precise]
 
 For each item, ``find_superseded(new, [old, *distractors])`` is asked once. An update
 should name index 0 (recall), a control must not (false positive), and no item may name
 a distractor (collateral: retiring a memory that still holds, the worse error). Prints
-recall overall, per language and per category, the control false-positive rate, the
-collateral rate per item and per pair, and the time per call. ``--show`` lists misses.
+recall overall, per language, inside requests or not (``in_request``, where the data has
+it) and per category, the control false-positive rate, precision (right retirements over
+all retirements, wrong ones being a control's old memory or any distractor), the
+collateral rate per item and per pair, and the time per call. ``--show`` lists misses;
+``--precise`` keeps only the rules that may amend a small model's answer.
 """
 
 from __future__ import annotations
@@ -43,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
     parser.add_argument("--show", action="store_true", help="list misses and false positives")
+    parser.add_argument(
+        "--precise",
+        action="store_true",
+        help="only the precise rules (what may amend a small model's answer)",
+    )
     args = parser.parse_args(argv)
     path = _resolve(args.path)
     items: list[dict[str, Any]] = [
@@ -56,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         related = [item["old"], *item["distractors"]]
         read.cache_clear()  # time the uncached work a store would do
         start = time.perf_counter()
-        found = find_superseded(item["new"], related)
+        found = find_superseded(item["new"], related, precise=args.precise)
         elapsed += time.perf_counter() - start
         hit = any(i == 0 for i, _ in found)
         bad = [i for i, _ in found if i > 0]
@@ -64,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         collateral_pairs += len(bad)
         collateral_items += bool(bad)
         if item["kind"] == "update":
-            for key in ("all", item["lang"], item["category"]):
+            keys = ["all", item["lang"], item["category"]]
+            if "in_request" in item:
+                keys.append("in request" if item["in_request"] else "plain")
+            for key in keys:
                 recall[key][0] += hit
                 recall[key][1] += 1
         else:
@@ -83,12 +94,18 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    old: {item['old']}\n    new: {item['new']}")
                 for i in bad:
                     print(f"    distractor {i}: {related[i]}")
-    print(f"{path.name}: {len(items)} items")
-    for key in ("all", "en", "ja"):
-        print(f"  update recall {key:>3}: {_rate(*recall[key])}")
-    cats = sorted(k for k in recall if k not in ("all", "en", "ja"))
+    print(f"{path.name}: {len(items)} items" + (" (precise rules only)" if args.precise else ""))
+    for key in ("all", "en", "ja", "in request", "plain"):
+        if key in recall:
+            print(f"  update recall {key:>3}: {_rate(*recall[key])}")
+    cats = sorted(k for k in recall if k not in ("all", "en", "ja", "in request", "plain"))
     print("  per category: " + "  ".join(f"{c} {_rate(*recall[c])}" for c in cats))
     print(f"  control false positives: {_rate(*fp)}")
+    retired = recall["all"][0] + fp[0] + collateral_pairs
+    print(
+        f"  precision (right retirements / all): {_rate(recall['all'][0], retired)}"
+        " (wrong: a control's old memory or any distractor retired)"
+    )
     print(
         f"  distractor collateral: items {_rate(collateral_items, len(items))}, "
         f"pairs {_rate(collateral_pairs, pairs)}"

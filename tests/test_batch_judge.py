@@ -66,7 +66,7 @@ def test_eight_items_share_one_call_and_keep_their_own_scores(
     for m in saved:
         assert m.priority_score == pytest.approx(float(re.findall(r"score=([\d.]+)", m.content)[0]))
         assert m.interpreted_content == "Interpreted: " + m.content
-        assert (m.score_source, m.prompt_version) == ("llm", "interpret_batch.v3")
+        assert (m.score_source, m.prompt_version) == ("llm", "interpret_batch.v4")
     request = stub.chat_requests[0]
     assert request["response_format"]["json_schema"]["name"] == "memory_interpretations"
     user = _user_text(request)
@@ -91,7 +91,7 @@ def test_batch_size_one_is_one_call_per_item(tmp_path: Path, stub: OpenAIStub) -
     with _store(tmp_path, stub, judge_batch_size=1) as store:
         saved = store.save_many(_contents(3))
     assert stub.chat_calls == 3
-    assert {m.prompt_version for m in saved} == {"interpret.v3"}
+    assert {m.prompt_version for m in saved} == {"interpret.v4"}
 
 
 def test_each_item_gets_its_own_related_memories(tmp_path: Path, stub: OpenAIStub) -> None:
@@ -128,11 +128,11 @@ def test_items_the_answer_gets_wrong_are_asked_alone(tmp_path: Path, stub: OpenA
     assert stub.chat_calls == 1 + 3, "items 2, 3 and 4 were asked again, one call each"
     assert [m.content for m in saved] == contents
     assert [m.prompt_version for m in saved] == [
-        "interpret_batch.v3",
-        "interpret.v3",
-        "interpret.v3",
-        "interpret.v3",
-        "interpret_batch.v3",
+        "interpret_batch.v4",
+        "interpret.v4",
+        "interpret.v4",
+        "interpret.v4",
+        "interpret_batch.v4",
     ]
     assert all(m.score_source == "llm" and m.utility is not None for m in saved)
     assert all(m.utility is not None and m.utility <= 0.25 for m in saved)
@@ -143,7 +143,7 @@ def test_an_unusable_answer_falls_back_to_single_calls(tmp_path: Path, stub: Ope
     with _store(tmp_path, stub) as store:
         saved = store.save_many(_contents(3))
     assert stub.chat_calls == 1 + 3
-    assert {m.prompt_version for m in saved} == {"interpret.v3"}
+    assert {m.prompt_version for m in saved} == {"interpret.v4"}
 
 
 def test_a_failing_endpoint_does_not_multiply_requests(tmp_path: Path, stub: OpenAIStub) -> None:
@@ -178,4 +178,4 @@ def test_batch_tokens_per_save_are_at_most_half_the_single_path(
 def test_single_saves_never_batch(tmp_path: Path, stub: OpenAIStub) -> None:
     with _store(tmp_path, stub) as store:
         memory = store.save("one thing [score=0.5]")
-    assert stub.chat_calls == 1 and memory.prompt_version == "interpret.v3"
+    assert stub.chat_calls == 1 and memory.prompt_version == "interpret.v4"

@@ -325,7 +325,7 @@ def test_the_stub_extracts_one_fact_per_user_turn_worth_keeping_in_one_call(db_u
         assert schema["name"] == "conversation_facts"
     assert [m.content for m in saved] == KEPT
     for m, index in zip(saved, (1, 5), strict=True):
-        assert (m.score_source, m.prompt_version, m.model) == ("llm", "extract.v1", "stub-model")
+        assert (m.score_source, m.prompt_version, m.model) == ("llm", "extract.v2", "stub-model")
         assert m.interpreted_content == "Interpreted: " + m.content
         assert m.rationale == f"From messages[{index}]: stub"
         assert m.priority_score == pytest.approx(0.4) and m.user_context == "syui"
@@ -427,7 +427,7 @@ def test_one_request_carries_the_prompt_and_schema_and_facts_are_stored(
     # Stored: the statement as content, the model's scores (integers over 5 x 0.25).
     assert memory.content == ALLERGY
     assert memory.interpreted_content == "The user is allergic to penicillin."
-    assert (memory.prompt_version, memory.model) == ("extract.v1", MODEL)
+    assert (memory.prompt_version, memory.model) == ("extract.v2", MODEL)
     assert memory.score_source == "llm"
     assert memory.priority_score == pytest.approx(0.85)
     assert memory.rationale == "From messages[1]: A health fact."
@@ -615,7 +615,7 @@ def test_text_posing_as_another_turn_stays_inside_its_own_block(
 
 def test_the_extract_prompt_is_static_first_and_on_the_integer_scale() -> None:
     prompt = load_prompt("extract", "v1")
-    assert (prompt.version, prompt.scale) == ("extract.v1", 5)
+    assert (prompt.version, prompt.scale) == ("extract.v2", 5)
     assert set(prompt.variables) == {"nonce", "user_context", "related", "turns"}
     assert "{{" not in prompt.system and "DATA" in prompt.system
     assert prompt.system.count("- 0:") == 4 and prompt.system.count("- 5:") == 4

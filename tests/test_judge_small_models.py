@@ -1,4 +1,4 @@
-"""OpenAIJudge with a small local model, at the wire (respx): interpret.v3's integer scale,
+"""OpenAIJudge with a small local model, at the wire (respx): interpret.v4's integer scale,
 the request's bounds, capability step-downs, timeouts, pace, blending, faithfulness, settings.
 """
 
@@ -48,7 +48,7 @@ KIN_FAITHFUL = "The user's daughter is named Sakura."
 
 
 def output(**overrides: Any) -> str:
-    """An interpret.v3 answer: components as integers 0-5 (2 -> 0.1, 5 -> 0.25)."""
+    """An interpret.v4 answer: components as integers 0-5 (2 -> 0.1, 5 -> 0.25)."""
     fields = {
         "interpreted_content": INTERPRETED,
         "emotional_impact": 2,
@@ -204,7 +204,7 @@ def components(result: Interpretation) -> dict[str, float]:
     return {name: getattr(result, name) for name in COMPONENTS}
 
 
-# --- 1. interpret.v3's schema ------------------------------------------------------------
+# --- 1. interpret.v4's schema ------------------------------------------------------------
 
 
 def test_v3_is_the_default_and_bounds_each_component_to_integers_0_to_5(chat: respx.Route) -> None:
@@ -219,7 +219,7 @@ def test_v3_is_the_default_and_bounds_each_component_to_integers_0_to_5(chat: re
         "type": "array",
         "items": {"type": "integer", "minimum": 1, "maximum": 5},
     }
-    assert result.prompt_version == "interpret.v3"
+    assert result.prompt_version == "interpret.v4"
 
 
 def test_v3_batch_schema_fixes_the_number_of_answers_and_their_indexes(chat: respx.Route) -> None:
@@ -247,7 +247,7 @@ def test_v3_batch_schema_fixes_the_number_of_answers_and_their_indexes(chat: res
 def test_integer_n_means_n_fifths_of_a_quarter(
     chat: respx.Route, value: int, fraction: float
 ) -> None:
-    """interpret.v3's 0-5 reads as DESIGN's 0-0.25 per component."""
+    """interpret.v4's 0-5 reads as DESIGN's 0-0.25 per component."""
     chat.mock(return_value=ok(output(emotional_impact=value, utility=value)))
     result = interpret(make_judge())
 
@@ -1011,5 +1011,36 @@ def test_a_small_models_missed_supersession_is_added_from_the_heuristic(
         report = store.save_with_report(new)
         reread = store.get(first.id)
     assert chat.call_count == 2
+    assert (reread.archive_reason == "superseded") is archived
+    assert [m.id for m in report.archived] == ([first.id] if archived else [])
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "archived"),
+    [
+        # precise: an explicit end of the very thing, a move against the residence
+        ("I drive a VW Golf.", "I sold the Golf last week.", True),
+        ("I live in Sendai.", "Now that I live in Sapporo, can you find me a dentist?", True),
+        # loose (the same frame with no change word): the offline judge's own, not added
+        ("Oolong is my usual order.", "Genmaicha is my usual order.", False),
+        # never: a move and a birthplace, two diagnoses, a game and a car
+        ("I was born in Sendai.", "We moved to Sapporo last month.", False),
+        ("I have asthma.", "I was diagnosed with type 2 diabetes.", False),
+        ("I play golf on Sundays.", "I sold my Golf and bought a Polo.", False),
+    ],
+)
+def test_only_the_heuristics_precise_rules_amend_a_small_models_supersedes(
+    chat: respx.Route, db_url: str, old: str, new: str, archived: bool
+) -> None:
+    chat.mock(
+        side_effect=[
+            ok(output(interpreted_content=f"The user: {old}"), model=SMALL),
+            ok(output(interpreted_content=f"The user: {new}"), model=SMALL),
+        ]
+    )
+    with aimem.MemoryStore(db_url, judge=make_judge()) as store:
+        first = store.save(old)
+        report = store.save_with_report(new)
+        reread = store.get(first.id)
     assert (reread.archive_reason == "superseded") is archived
     assert [m.id for m in report.archived] == ([first.id] if archived else [])

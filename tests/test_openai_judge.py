@@ -126,7 +126,7 @@ def test_happy_path_is_one_call_with_usage_and_priority_computed_by_aimem(
     assert result.interpreted_content == "User is allergic to penicillin."
     assert result.priority_score == 0.85  # 0.1 + 3 * 0.25, summed by aimem
     assert result.model == "gpt-4o-mini-2024-07-18"
-    assert result.prompt_version == "interpret.v3"
+    assert result.prompt_version == "interpret.v4"
     assert result.usage is not None
     assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (400, 60)
     assert result.usage.retries == 0 and result.usage.latency_ms > 0
@@ -448,7 +448,7 @@ def test_end_to_end_against_the_loopback_stub() -> None:
     assert stub.chat_calls == 2
     assert result.priority_score == 0.8
     assert result.interpreted_content == "Interpreted: I GOT INTO MEDICAL SCHOOL [score=0.80]"
-    assert result.model == "stub-model" and result.prompt_version == "interpret.v3"
+    assert result.model == "stub-model" and result.prompt_version == "interpret.v4"
     assert result.usage is not None and result.usage.retries == 1
     assert result.usage.prompt_tokens > 0
     assert stub.chat_requests[1]["response_format"]["type"] == "json_schema"

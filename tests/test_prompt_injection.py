@@ -349,7 +349,7 @@ def test_stored_memory_keeps_the_content_and_the_models_scores(name: str, runs: 
         assert memory.interpreted_content == interpretation_of(content)
         assert memory.rationale == "stub"
         assert (memory.score_source, memory.model) == ("llm", "stub-model")
-        assert memory.prompt_version == "interpret.v3"
+        assert memory.prompt_version == "interpret.v4"
         assert memory.user_context is None and not memory.pinned
         assert memory.archived_at is None
 
@@ -605,7 +605,7 @@ def test_a_reply_that_obeys_the_injection_is_reasked_within_the_same_fence(
 
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "user"]
     assert second["messages"][:2] == first["messages"]  # rubric and data block unchanged
-    assert "an integer from 0 to 5" in second["messages"][3]["content"]  # interpret.v3's scale
+    assert "an integer from 0 to 5" in second["messages"][3]["content"]  # interpret.v4's scale
     user = first["messages"][1]["content"]
     nonce = re.search(r'<related-memories id="([^"]*)">', user)
     assert nonce is not None

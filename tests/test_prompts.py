@@ -49,9 +49,9 @@ def test_interpret_prompt_header_is_parsed() -> None:
     assert prompt.scale is None  # v2 asks for the fractions themselves
 
 
-def test_the_default_prompt_is_v3_on_an_integer_scale() -> None:
+def test_the_default_prompt_is_v4_on_an_integer_scale() -> None:
     prompt = load_prompt()
-    assert (prompt.version, prompt.scale) == ("interpret.v3", 5)
+    assert (prompt.version, prompt.scale) == ("interpret.v4", 5)
     assert load_prompt("interpret_batch").scale == 5
 
 
@@ -112,9 +112,9 @@ def test_lookup_order_is_packaged_copy_then_checkout() -> None:
 
 
 def test_checkout_fallback_is_used_in_an_editable_install() -> None:
-    if prompt_dirs()[0].joinpath("interpret.v3.md").is_file():
+    if prompt_dirs()[0].joinpath("interpret.v4.md").is_file():
         pytest.skip("running from an installed wheel, which has the packaged copy")
-    assert load_prompt().source == str(REPO / "prompts" / "interpret.v3.md")
+    assert load_prompt().source == str(REPO / "prompts" / "interpret.v4.md")
 
 
 def test_unknown_prompt_names_every_place_searched() -> None:
@@ -146,7 +146,7 @@ def test_wheel_ships_the_prompts_and_loads_them(tmp_path: Path) -> None:
     site = tmp_path / "site"
     with zipfile.ZipFile(wheel) as archive:
         assert "aimem/_prompts/interpret.v1.md" in archive.namelist()
-        assert "aimem/_prompts/interpret.v3.md" in archive.namelist()
+        assert "aimem/_prompts/interpret.v4.md" in archive.namelist()
         archive.extractall(site)
     code = "from aimem.judges.prompts import load_prompt; print(load_prompt().source)"
     env = {**os.environ, "PYTHONPATH": str(site)}
@@ -158,7 +158,7 @@ def test_wheel_ships_the_prompts_and_loads_them(tmp_path: Path) -> None:
         env=env,
         cwd=tmp_path,
     ).stdout.strip()
-    assert source == str(site / "aimem" / "_prompts" / "interpret.v3.md")
+    assert source == str(site / "aimem" / "_prompts" / "interpret.v4.md")
     # The judge's labelled dev set ships too, so evaluation runs from any folder.
     code = "from aimem.evaluation import dev_set; print(len(dev_set()))"
     count = subprocess.run(
@@ -180,7 +180,7 @@ def test_rubric_is_static_and_first_data_is_last() -> None:
     assert "{{" not in prompt.system  # the system part is a cacheable static prefix
     for component in ("emotional_impact", "user_relevance", "novelty", "utility"):
         assert component in prompt.system
-    # interpret.v3: integer anchors 0, 2 and 5 on the 0-5 scale.
+    # interpret.v4: integer anchors 0, 2 and 5 on the 0-5 scale.
     assert prompt.system.count("- 0:") == 4 and prompt.system.count("- 2:") == 4
     assert prompt.system.count("- 5:") == 4 and prompt.scale == 5
     assert "priority" not in prompt.system.lower() and "total" not in prompt.system.lower()
@@ -212,3 +212,12 @@ def test_extract_data_block_ignores_forged_tags_inside_data() -> None:
     assert extract_data_block(user, "user-context") == forged
     assert extract_data_block("no blocks here") is None
     assert extract_data_block(user, "memory-data", nonce="0" * 16) is None
+
+
+def test_the_v4_prompts_say_how_facts_change() -> None:
+    # interpret.v4, interpret_batch.v4 and extract.v2 tell the model what the offline
+    # rules know: an update inside a request counts, a move is not a new birthplace.
+    for name, version in (("interpret", "v4"), ("interpret_batch", "v4"), ("extract", "v2")):
+        system = load_prompt(name, version).system
+        assert "inside a question or request counts" in system, name
+        assert "diagnoses add up" in system and "never a birthplace" in system, name

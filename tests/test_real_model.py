@@ -76,7 +76,7 @@ def store(db_url: str, wire: Wire) -> Iterator[aimem.MemoryStore]:
 def assert_judged(memory: aimem.Memory) -> None:
     assert not memory.pending, memory.rationale
     assert memory.score_source == "llm"
-    assert memory.prompt_version == "interpret.v3"
+    assert memory.prompt_version == "interpret.v4"
     assert memory.model
     for name in COMPONENTS:
         value = getattr(memory, name)

@@ -68,7 +68,7 @@ def test_the_v2_schema_asks_for_supersession_and_the_related_lines_are_numbered(
     assert chat.call_count == 2  # one call per save
     schema = body(chat)["response_format"]["json_schema"]["schema"]
     assert {"supersedes", "supersede_reason"} <= set(schema["required"])
-    # interpret.v3: the numbers are bounded by how many related memories a prompt shows.
+    # interpret.v4: the numbers are bounded by how many related memories a prompt shows.
     assert schema["properties"]["supersedes"] == {
         "type": "array",
         "items": {"type": "integer", "minimum": 1, "maximum": 5},
@@ -77,7 +77,7 @@ def test_the_v2_schema_asks_for_supersession_and_the_related_lines_are_numbered(
     assert related is not None and related.splitlines()[0].startswith('1. "')
     assert [m.id for m in report.archived] == [old.id]
     assert report.archived[0].archive_reason == "superseded"
-    assert report.memories[0].prompt_version == "interpret.v3"
+    assert report.memories[0].prompt_version == "interpret.v4"
 
 
 def test_a_number_the_prompt_did_not_show_is_reasked_once_with_the_reason(

@@ -251,3 +251,84 @@ def test_restate_falls_back_to_todays_framing() -> None:
 def test_restate_is_idempotent() -> None:
     once = restate("We moved to Portland.")
     assert restate(once) == once
+
+
+# --- changing facts on language nobody tuned the rules for (issue 23) ------------------
+
+#: Updates stated inside a request, a long chatty turn, or a colon note.
+UPDATES_IN_CONTEXT: list[tuple[str, str]] = [
+    ("I live in Ghent.", "Now that I live in Utrecht, can you find me a climbing gym nearby?"),
+    (
+        "I work at Norvik Logistics.",
+        "Quick one. I handed in my notice at Norvik Logistics and start at Halden Bank on "
+        "Monday, so could you help me write a goodbye note to the team?",
+    ),
+    ("My rent is 950 a month.", "The rent has gone up to 1,020, can you redo my budget?"),
+    ("User's phone number: 0612 555 019.", "User's phone number: 0687 555 233."),
+    ("The quarterly review is on 3 June.", "The quarterly review is on 10 June."),
+    ("I take 10 mg of amlodipine.", "My GP upped my amlodipine to 20 mg, can you remind me?"),
+    ("I call my uncle every Friday.", "My uncle passed away last week."),
+    ("My fiancé Tomas and I are getting married in May.", "Tomas and I got married on Saturday!"),
+    ("My email is ines.k@mailbox.org.", "Please use my new email, ines@kstudio.eu, from now on."),
+    ("I've stopped running because of my knee.", "I picked running back up, three mornings a week."),
+    ("I drive a VW Golf.", "I sold the Golf last week."),
+    ("I drink coffee every morning.", "I've gone off coffee, it's green tea now."),
+    ("金沢に住んでいます。", "富山に引っ越したので、近くの歯医者を探してくれる？"),
+    ("家計簿アプリの名前は「コツコツ帳」です。", "家計簿アプリの名前を「マメログ」に変えました。"),
+    ("Usual order: flat white.", "Usual order: cortado."),
+]
+
+#: Look-alikes: the older memory still holds.
+STILL_TRUE: list[tuple[str, str]] = [
+    # a move retires the residence only
+    ("I was born in Munich.", "We finally moved to Lisbon last month."),
+    ("I grew up in Munich.", "We finally moved to Lisbon last month."),
+    ("My favourite bakery in Munich is Zöttl.", "We finally moved to Lisbon last month."),
+    ("I work as a nurse at a hospital in Munich.", "We finally moved to Lisbon last month."),
+    ("I studied in Munich.", "We finally moved to Lisbon last month."),
+    ("My parents live in Munich.", "We finally moved to Lisbon last month."),
+    ("I live in Leeds.", "I was born in Leeds."),
+    ("東京出身です。", "大阪に引っ越しました。"),
+    # facts that add up
+    ("I have asthma.", "I was diagnosed with type 2 diabetes last week."),
+    ("花粉症です。", "先週、喘息と診断されました。"),
+    ("I have a dog named Pip.", "We adopted a kitten called Miso."),
+    ("I speak Spanish.", "I'm learning Japanese now."),
+    ("I have a dentist appointment on Friday.", "I have a physio appointment on Monday."),
+    # a denial of another thing
+    ("I'm allergic to penicillin.", "I'm not allergic to cats."),
+    ("I'm allergic to penicillin.", "Turns out I'm not allergic to cats after all."),
+    ("ペニシリンにアレルギーがあります。", "猫アレルギーではありません。"),
+    # the same word, another thing
+    ("I play golf on Sundays.", "I sold my Golf and bought a Polo."),
+    ("I drive a VW Golf.", "I've given up golf, my back can't take it."),
+    # someone else, a supposition, a question, a story, a quote, the past
+    ("I live in Oslo.", "My sister just moved to Bergen."),
+    ("I live in Oslo.", "If I moved to Bergen, would my commute be shorter?"),
+    ("I live in Oslo.", "Should I move to Bergen?"),
+    ("I live in Oslo.", "Write a story where I live in Bergen."),
+    ("I live in Oslo.", "I lived in Bergen in 2010."),
+    ("I'm vegetarian.", "My friend said 'I'm vegan now' at lunch."),
+    ("I'm vegetarian.", "Translate 'I am no longer vegetarian' into French."),
+    ("My manager is Dana.", "My sister's manager is Raj."),
+    ("I love horror films.", "My girlfriend hates horror films, so we watch comedies."),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), UPDATES_IN_CONTEXT)
+def test_an_update_inside_a_request_or_a_long_turn_supersedes(old: str, new: str) -> None:
+    assert [i for i, _ in find_superseded(new, [old])] == [0], (old, new)
+
+
+@pytest.mark.parametrize(("old", "new"), STILL_TRUE)
+def test_a_look_alike_retires_nothing(old: str, new: str) -> None:
+    assert find_superseded(new, [old]) == (), (old, new)
+
+
+def test_the_precise_rules_are_a_subset() -> None:
+    # the same frame with no change word is the offline judge's own; an explicit end is precise
+    related = ["I cycle to work through the park.", "I drive a VW Golf.", "I live in Oslo."]
+    new = "I cycle to work along the canal. I sold the Golf."
+    everything = find_superseded(new, related)
+    precise = find_superseded(new, related, precise=True)
+    assert [i for i, _ in everything] == [0, 1] and [i for i, _ in precise] == [1]

@@ -5,16 +5,19 @@
   distorted fact is worse than an unpolished one.
 * A small model's components are blended with the offline heuristic's, which on the
   labelled sets ranks better than the model alone (``bench/real_model.py``), and the
-  related memories the heuristic finds out of date are added to the model's: a 1.5B model
-  rarely names one (knowledge-update current-first 1/4 against the heuristic's 3/4).
+  related memories the heuristic's precise rules find out of date are added to the
+  model's: a 1.5B model rarely names one (knowledge-update current-first 1/4 against the
+  heuristic's 3/4), but a looser rule must not retire what the model kept.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..models import Interpretation
 from ..scoring import COMPONENTS
+from ..validation import MAX_SUPERSEDE_REASON_CHARS
 from .output import MAX_INTERPRETATION_CHARS, MAX_RATIONALE_CHARS, JudgeOutput
 
 __all__ = ["KEPT_CONTENT_FLAG", "blend", "kept_content", "replace_output", "with_supersedes"]
@@ -49,13 +52,22 @@ def blend(fields: dict[str, Any], offline: Interpretation, weight: float) -> dic
     }
 
 
-def with_supersedes(fields: dict[str, Any], offline: Interpretation) -> dict[str, Any]:
-    """``fields`` (``supersedes`` counted from 0) plus what ``offline`` finds out of date."""
-    extra = tuple(i for i in offline.supersedes if i not in fields["supersedes"])
+def with_supersedes(
+    fields: dict[str, Any], found: Sequence[tuple[int, str]]
+) -> dict[str, Any]:
+    """``fields`` (``supersedes`` counted from 0) plus the offline rules' precise findings.
+
+    ``found`` is ``find_superseded(..., precise=True)``: only an explicit change or end
+    tied to the very thing (a move against the residence, "sold the car", a new dose). A
+    small model misses updates, but its answer is not overruled by the looser rules (the
+    same frame with no change word, a changed count), which are the offline judge's own.
+    """
+    extra = tuple((i, why) for i, why in found if i not in fields["supersedes"])
     if not extra:
         return fields
+    reason = "; ".join(dict.fromkeys(why for _, why in extra))
     return {
         **fields,
-        "supersedes": (*fields["supersedes"], *extra),
-        "supersede_reason": fields["supersede_reason"] or offline.supersede_reason,
+        "supersedes": (*fields["supersedes"], *(i for i, _ in extra)),
+        "supersede_reason": fields["supersede_reason"] or reason[:MAX_SUPERSEDE_REASON_CHARS],
     }

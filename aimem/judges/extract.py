@@ -1,7 +1,7 @@
 """The facts worth keeping in a conversation's turns, in one chat call per batch of turns.
 
 ``extract(judge, turns, ...)`` is ``OpenAIJudge.extract_facts``: it renders
-``prompts/extract.v1.md`` (each turn in its own data block, ids ``<nonce>-<index>``,
+``prompts/extract.v2.md`` (each turn in its own data block, ids ``<nonce>-<index>``,
 the related memories numbered once for the batch), asks for ``{"facts": [...]}`` with a
 schema that bounds the components (0-5), the turn numbers (the batch's user turns) and
 ``supersedes`` (the related memories shown), and sends it with the judge's own request
@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 #: The prompt ``extract`` renders: ``prompts/extract.<version>.md``.
-EXTRACT_PROMPT_VERSION = "v1"
+EXTRACT_PROMPT_VERSION = "v2"
 #: Related memories one extraction call shows (numbered for ``supersedes``), and how much of each.
 MAX_SHOWN = 10
 _RELATED_CHARS = 300
@@ -135,7 +135,7 @@ def facts_response_format(
 def build_extract_messages(
     turns: Sequence[Turn], *, user_context: str | None, related: Sequence[Memory]
 ) -> list[ChatCompletionMessageParam]:
-    """Render extract.v1: the rubric, then the related memories and every turn in its own block.
+    """Render extract.v2: the rubric, then the related memories and every turn in its own block.
 
     Each turn is headed ``Turn <index> (<role>):`` outside its block, so no text inside a
     turn can pass itself off as another turn or as the user.
@@ -259,7 +259,7 @@ async def extract(
     """The facts worth keeping in ``turns``, in one chat call (two with the corrective re-ask).
 
     ``related`` are memories the facts may supersede, numbered for the model (at most
-    ``MAX_SHOWN``). Facts come in conversation order; each records ``extract.v1``, the
+    ``MAX_SHOWN``). Facts come in conversation order; each records ``extract.v2``, the
     model, and its share of the call's tokens; its rationale names its source turns.
 
     Raises:

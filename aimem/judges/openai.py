@@ -47,6 +47,7 @@ from .evidence import Tally, share
 from .extract import extract
 from .faithfulness import unfaithful_reason
 from .heuristic import HeuristicJudge
+from .heuristic.supersession import find_superseded
 from .messages import MAX_RELATED, build_messages, one_line_json, related_notes, with_note
 from .output import (
     InvalidOutputError,
@@ -126,10 +127,12 @@ class OpenAIJudge(OwnsClient):
         timeout: seconds per request (a timed-out one is sent again with up to 4x).
         max_attempts: requests per ask before transient failures give up (>= 1).
         max_retry_wait: cap, in seconds, on any wait including a server's ``Retry-After``.
-        prompt_version: which ``prompts/interpret.<version>.md`` to use. ``"v3"`` (the
-            default) asks for integer scores 0-5 with bounds in the schema, which small
-            models' grammar engines enforce; ``"v2"`` asks for fractions 0-0.25; ``"v1"``
-            is the first prompt, without supersession.
+        prompt_version: which ``prompts/interpret.<version>.md`` to use. ``"v4"`` (the
+            default) is v3 plus how facts change: an update stated inside a request
+            counts, a move retires only the residence, diagnoses add up. ``"v3"`` asks
+            for integer scores 0-5 with bounds in the schema, which small models' grammar
+            engines enforce; ``"v2"`` asks for fractions 0-0.25; ``"v1"`` is the first
+            prompt, without supersession.
         temperature: sent with every request (None: the server's default).
         max_tokens: a bound on each reply; None sizes it to what the request asks for.
         seed: sent for repeatable sampling where the server supports it (None: not sent).
@@ -584,7 +587,8 @@ class OpenAIJudge(OwnsClient):
             offline = await self._heuristic.interpret(
                 content, user_context=user_context, related=related
             )
-            fields = with_supersedes(blend(fields, offline, weight), offline)
+            precise = find_superseded(content, [m.content for m in related], precise=True)
+            fields = with_supersedes(blend(fields, offline, weight), precise)
         return Interpretation(
             **fields,
             model=model,

@@ -189,7 +189,7 @@ def prompt_dirs() -> list[Traversable]:
 
 
 #: The prompt version judges use unless told otherwise.
-DEFAULT_PROMPT_VERSION = "v3"
+DEFAULT_PROMPT_VERSION = "v4"
 
 
 def load_prompt(name: str = "interpret", version: str = DEFAULT_PROMPT_VERSION) -> PromptTemplate:

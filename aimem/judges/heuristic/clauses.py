@@ -96,6 +96,8 @@ class Clause:
         r = self.reading
         if any(s.kind not in ("plan", "preference", "health") for s in r.slots):
             return True
+        if ch.END_ACT.search(self.low) or ch.NO_LONGER.search(self.low):
+            return bool(r.tokens)  # "I've stopped running": a state, even in few words
         values = [t for t in r.entities if not t.startswith("#")]
         specific = [t for t in r.tokens if t not in sv.WEAK and t not in sv.TIME_STEMS]
         return bool(values) or bool(re.search(r"\d", self.low)) or len(specific) >= 2

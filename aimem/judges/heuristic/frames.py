@@ -109,6 +109,8 @@ def _same_frame_en(a: tuple[str, ...], b: tuple[str, ...], changed: bool) -> str
     was, now = a[i1:i2], b[j1:j2]
     if len(was) > _MAX_SPAN or len(now) > _MAX_SPAN:
         return ""
+    if _past(now) and not _past(was):
+        return ""  # "I was born in Leeds" tells history; "I live in Leeds" still holds
     span = set(was) | set(now)
     if span & {"and", "also", "too", "another", "both", "plus", "or", "not", "never", "no"}:
         return ""
@@ -149,6 +151,14 @@ def _one_span(a: Sequence[str], b: Sequence[str], *, gap: int) -> tuple[int, int
     return i1, i2, j1, j2
 
 
+_PAST_WORDS = frozenset("was were had did born grew raised used".split())
+
+
+def _past(span: tuple[str, ...]) -> bool:
+    """Whether a span is told in the past ("was born", "lived"), not a present value."""
+    return any(w in _PAST_WORDS or (len(w) > 4 and w.endswith("ed")) for w in span)
+
+
 def _valued(span: tuple[str, ...]) -> bool:
     """A span that names something: a content word or a number, not only function words."""
     return any(w not in ch.FUNCTION or w[:1].isdigit() for w in span)
@@ -164,10 +174,10 @@ def _value_position(a: tuple[str, ...], start: int) -> bool:
         return False
     if a[0] in _PRONOUN:
         return True
-    if a[0] in ch.DEFINITE or a[0].endswith("'s"):
-        verb = next((i for i, w in enumerate(a) if w in _AUX), -1)
-        return verb != -1 and start > verb  # the verb itself shared: "my girlfriend is" ≠ "hates"
-    return False
+    # after a subject ("my physio appointment", "usual order") only what follows its verb;
+    # the verb itself shared: "my girlfriend is a chef" is not "my girlfriend hates films"
+    verb = next((i for i, w in enumerate(a) if w in _AUX), -1)
+    return verb != -1 and start > verb
 
 
 def _same_frame_ja(a_low: str, b_low: str) -> str:

@@ -461,13 +461,14 @@ class HeuristicJudge:
         >>> judge = HeuristicJudge()
         >>> i = judge.score("Never schedule meetings before 10am.")
         >>> i.prompt_version, i.utility > 0.2
-        ('heuristic-v2', True)
+        ('heuristic-v3', True)
     """
 
     source = "heuristic"
     model = "aimem-heuristic"
-    #: 2: supersession, a restatement that names the slot, and event/plan signals.
-    version = "2"
+    #: 2: supersession, a restatement that names the slot, and event/plan signals;
+    #: 3: supersession read clause by clause (statements inside requests, narrow slots).
+    version = "3"
 
     async def interpret(
         self,

@@ -203,8 +203,18 @@ def _adds(n: Clause) -> bool:
     return bool(ch.ADDED.search(n.low))
 
 
+#: "Genmaicha is my usual order": the user's fact, though a name comes first.
+_VALUE_FIRST = re.compile(r"^[\w'-]+(?: [\w'-]+){0,2} (?:is|are) (?:my|our|the user's|user's)\b")
+
+
+def _subject(c: Clause) -> str:
+    if c.subject.startswith("name:") and _VALUE_FIRST.match(c.low):
+        return "user"
+    return c.subject
+
+
 def _same_subject(n: Clause, o: Clause) -> bool:
-    if n.subject == o.subject:
+    if _subject(n) == _subject(o):
         return True
     partners = {f"other:{p}" for p in sv.PARTNERS}
     return {n.subject, o.subject} <= {"user"} | partners and bool(
