@@ -270,7 +270,10 @@ UPDATES_IN_CONTEXT: list[tuple[str, str]] = [
     ("I call my uncle every Friday.", "My uncle passed away last week."),
     ("My fiancé Tomas and I are getting married in May.", "Tomas and I got married on Saturday!"),
     ("My email is ines.k@mailbox.org.", "Please use my new email, ines@kstudio.eu, from now on."),
-    ("I've stopped running because of my knee.", "I picked running back up, three mornings a week."),
+    (
+        "I've stopped running because of my knee.",
+        "I picked running back up, three mornings a week.",
+    ),
     ("I drive a VW Golf.", "I sold the Golf last week."),
     ("I drink coffee every morning.", "I've gone off coffee, it's green tea now."),
     ("金沢に住んでいます。", "富山に引っ越したので、近くの歯医者を探してくれる？"),

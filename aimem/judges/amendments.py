@@ -52,9 +52,7 @@ def blend(fields: dict[str, Any], offline: Interpretation, weight: float) -> dic
     }
 
 
-def with_supersedes(
-    fields: dict[str, Any], found: Sequence[tuple[int, str]]
-) -> dict[str, Any]:
+def with_supersedes(fields: dict[str, Any], found: Sequence[tuple[int, str]]) -> dict[str, Any]:
     """``fields`` (``supersedes`` counted from 0) plus the offline rules' precise findings.
 
     ``found`` is ``find_superseded(..., precise=True)``: only an explicit change or end
