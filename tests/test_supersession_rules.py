@@ -335,3 +335,30 @@ def test_the_precise_rules_are_a_subset() -> None:
     everything = find_superseded(new, related)
     precise = find_superseded(new, related, precise=True)
     assert [i for i, _ in everything] == [0, 1] and [i for i, _ in precise] == [1]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "retired"),
+    [
+        (
+            "I have a dentist appointment on the 3rd.",
+            "I have a dentist appointment on the 20th.",
+            False,
+        ),
+        (
+            "I have a dentist appointment on Friday.",
+            "I have a dentist appointment on Monday.",
+            False,
+        ),
+        (
+            "I have a dentist appointment on Friday.",
+            "My dentist appointment moved to Monday.",
+            True,
+        ),
+        ("The team offsite is on 7 March.", "The team offsite is on 14 March.", True),
+    ],
+)
+def test_appointments_on_different_days_add_up_unless_one_moved(
+    old: str, new: str, retired: bool
+) -> None:
+    assert bool(find_superseded(new, [old])) is retired

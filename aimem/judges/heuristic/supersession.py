@@ -430,15 +430,28 @@ def _new_attribute(n: Clause, o: Clause) -> tuple[str, bool] | None:
     return f"new {first(shared).lstrip('#')}", False
 
 
+#: A date or time in a differing span ("on 14 march", "monday at 9", "3rd", 水曜日).
+_WHEN = re.compile(
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|"
+    r"oct|nov|dec)[a-z]*\b|\b\d{1,2}(?:st|nd|rd|th)\b|[月火水木金土日]曜|\d+日"
+)
+#: An event named indefinitely: "I have a dentist appointment", "another session".
+_INDEFINITE = re.compile(r"\b(?:a|an|another|one more|some)\b")
+#: A correction that names the old value wrong: "actually it's Tuesday, not Monday".
+_CORRECTED = re.compile(r"\bactually\b|\bnot (?:on )?(?:the )?\w+day\b|\bsorry\b|じゃなくて|ではなく")
+
+
 def _frame_changed(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """The same sentence with a new value (``frames.same_frame``)."""
     if n.episode or o.episode:
         return None
-    moved_on = changed(n)
+    moved_on = changed(n) or bool(_CORRECTED.search(n.low))
     said = same_frame(o.text, n.text, changed=moved_on)
     if not said:
         return None
     single = bool(ch.SINGLE_VALUED.search(o.low))
+    if not moved_on and _WHEN.search(said) and _INDEFINITE.search(o.low + " " + n.low):
+        return None  # "a dentist appointment on Friday", one on Monday: two appointments
     return f"same fact, new value: {said}", moved_on or single
 
 
