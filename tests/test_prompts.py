@@ -219,5 +219,5 @@ def test_the_v4_prompts_say_how_facts_change() -> None:
     # rules know: an update inside a request counts, a move is not a new birthplace.
     for name, version in (("interpret", "v4"), ("interpret_batch", "v4"), ("extract", "v2")):
         system = load_prompt(name, version).system
-        assert "inside a question or request counts" in system, name
+        assert "even inside a request" in system, name
         assert "diagnoses add up" in system and "never a birthplace" in system, name

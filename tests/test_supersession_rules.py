@@ -362,3 +362,17 @@ def test_appointments_on_different_days_add_up_unless_one_moved(
     old: str, new: str, retired: bool
 ) -> None:
     assert bool(find_superseded(new, [old])) is retired
+
+
+def test_a_chatty_turn_goes_with_its_replaced_fact_but_a_second_fact_keeps_it() -> None:
+    related = [
+        "I just moved into my flat in Austin, the kitchen is tiny but I love the neighbourhood.",
+        "I live in Austin and I work at Dell.",
+        "Any good taco places near my place in Austin?",
+        "I was born in Austin and I love tacos.",
+        "My boyfriend Daniel and I live in Austin.",
+    ]
+    found = find_superseded("We moved to Denver last week, can you help me find a gym?", related)
+    # the aside ("the kitchen is tiny") and a request's passing mention go with the move;
+    # a job and a birthplace keep theirs; "Daniel and I" is one subject, not two clauses
+    assert [i for i, _ in found] == [0, 2, 4]

@@ -27,7 +27,8 @@ CLAUSE_BREAK = re.compile(
     r"|\s(?=(?:but|because|since|now that|given that|seeing as|so (?:can|could|would|please)|"
     r"and (?:can|could|would) you)\b)"
     r"|(?<=[\u3040-\u30ff\u4e00-\u9fff])(?:ので|けど|けれど|けれども)、?|(?:から|が|て)、"
-    r"|、(?=(?:でも|だから|なので|それで))"
+    r"|、(?=(?:でも|だから|なので|それで))",
+    re.I,
 )
 #: Sentence ends (a clause never spans two sentences).
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[.!?])$|\n+|(?<=[。！？!?])")

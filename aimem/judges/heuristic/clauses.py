@@ -124,7 +124,7 @@ def _clauses(text: str) -> tuple[Clause, ...]:
         if not sentence:
             continue
         asked_sentence = sentence.endswith(("?", "？"))
-        pieces = [p.strip(" ,、") for p in ch.CLAUSE_BREAK.split(sentence)]
+        pieces = [q.strip(" ,、") for p in ch.CLAUSE_BREAK.split(sentence) for q in _and_split(p)]
         pieces = [p for p in pieces if p and re.search(r"\w", p)]
         subject: str | None = None
         previous = ""
@@ -149,6 +149,24 @@ _ABBREVIATION = re.compile(
     r"(?:^|\s)(?:st|mr|mrs|ms|dr|prof|jr|sr|mt|ft|no|vs|etc|e\.g|i\.e|approx|dept|univ|ave|rd)\.$",
     re.I,
 )
+
+
+#: "... and I work at Dell": a second clause with its own subject.
+_AND_SUBJECT = re.compile(r"\s+and\s+(?=(?:i|i'm|i've|we|we're|we've|my|our)\s)", re.I)
+#: A finite verb: the words before "and I" already make a clause ("I live in Austin").
+_FINITE = re.compile(
+    r"\b(?:am|is|are|was|were|have|has|had|do|does|did|live|lives|work|works|go|goes|own|"
+    r"owns|drive|drives|take|takes|use|uses|like|likes|love|loves|\w+ed)\b|'m\b|'s\b|'re\b|'ve\b",
+    re.I,
+)
+
+
+def _and_split(piece: str) -> list[str]:
+    """ "I live in Austin and I work at Dell" as two clauses; "Priya and I got married" as one."""
+    m = _AND_SUBJECT.search(piece)
+    if m is None or not _FINITE.search(piece[: m.start()]):
+        return [piece]
+    return [piece[: m.start()], *_and_split(piece[m.end() :])]
 
 
 def _sentences(text: str) -> list[str]:

@@ -139,12 +139,7 @@ def _retires(
     new: list[Clause], old: tuple[Clause, ...], *, transcript: bool
 ) -> tuple[str, bool] | None:
     """``(reason, precise)`` when the new clauses replace every fact the old memory holds."""
-    said = [c for c in old if c.mood not in ("asked", "unreal")]
-    facts = (
-        ([c for c in said if c.fact] or [c for c in said if _specific(c.reading.tokens)])
-        if len(said) > 1
-        else said
-    )
+    facts = _held_facts(old)
     if not facts or len(facts) > 4:
         return None
     reasons: list[tuple[str, bool]] = []
@@ -158,6 +153,34 @@ def _retires(
             return None
         reasons.append(got)
     return reasons[0][0], all(p for _, p in reasons)
+
+
+def _held_facts(old: tuple[Clause, ...]) -> list[Clause]:
+    """The clauses of an old memory that must all be replaced before it is retired.
+
+    Its weighty facts (a slot, a name, a number: "I work at Dell", "born in Austin") when
+    it has any; a long chatty turn's asides ("the kitchen is tiny") go with the memory they
+    sit in, which stays restorable. A request that only mentions a fact in passing ("any
+    dentists near my flat in Leeds?") holds that fact.
+    """
+    said = [c for c in old if c.mood not in ("asked", "unreal")]
+    if not said:
+        return [c for c in old if c.mood == "asked" and _weighty(c)]
+    if len(said) == 1:
+        return said
+    facts = [c for c in said if c.fact]
+    return [c for c in facts if _weighty(c)] or facts or [
+        c for c in said if _specific(c.reading.tokens)
+    ]
+
+
+def _weighty(c: Clause) -> bool:
+    """A clause holding a slot, a named value or a number, not only an opinion or an aside."""
+    r = c.reading
+    if any(s.kind not in ("plan", "preference") for s in r.slots):
+        return True
+    values = [t for t in r.entities if not t.startswith("#")]
+    return bool(values) or bool(re.search(r"\d", c.low)) or len(_specific(r.tokens)) >= 3
 
 
 def _replaces(n: Clause, o: Clause, *, transcript: bool) -> tuple[str, bool] | None:
