@@ -305,6 +305,8 @@ STILL_TRUE: list[tuple[str, str]] = [
     # the same word, another thing
     ("I play golf on Sundays.", "I sold my Golf and bought a Polo."),
     ("I drive a VW Golf.", "I've given up golf, my back can't take it."),
+    ("I play golf on Sundays.", "I traded in the Golf for a Polo."),
+    ("I drive a Golf.", "I played golf with my boss on Saturday."),
     # someone else, a supposition, a question, a story, a quote, the past
     ("I live in Oslo.", "My sister just moved to Bergen."),
     ("I live in Oslo.", "If I moved to Bergen, would my commute be shorter?"),

@@ -346,7 +346,7 @@ TOOLS = rx(
     r"ipad|thinkpad|chrome|firefox|safari|neovim|n?vim|emacs|vs ?code|intellij|pycharm|"
     r"jetbrains|git|github|gitlab|jira|notion|obsidian|slack|figma|excel|hugo|netlify|vercel|"
     r"wordpress|react|vue|django|flask|fastapi|rails|pytest|unittest|jest|terraform|ps5|"
-    r"playstation|xbox|nintendo|switch|steam|kindle|lichess|spotify|keyboards?|monitors?|"
+    r"playstation|xbox|nintendo|switch|steam|kindle|spotify|keyboards?|monitors?|"
     r"editor|ide|terminal|shell|zsh|tmux|config|setup|machine|laptop|m[1-4]|cli|framework|"
     r"stack|(?:i|we|they|user|also|mainly|mostly|still|now) (?:use|uses|using)|"
     r"(?:i'm|we're|been|started|switched to) using|switched|deploy\w*|markdown|discord|"

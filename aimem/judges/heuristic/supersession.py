@@ -376,7 +376,7 @@ def _resumed(n: Clause, o: Clause) -> tuple[str, bool] | None:
 
 def _switched(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A substitution: "I switched from Android to an iPhone" replaces what named Android."""
-    if not held(o) or not _about_user(o):
+    if not held(o) or not _about_user(o) or not _held_alike(n, o):
         return None
     for m in ch.FROM_VALUE.finditer(n.low):
         shared = _specific(content_tokens(m.group("v")) & o.reading.tokens)
