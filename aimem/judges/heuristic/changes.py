@@ -36,7 +36,8 @@ SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[.!?])$|\n+|(?<=[。！？!?])")
 LEAD_IN = re.compile(
     r"^(?:quick (?:one|update|note|question|thing)|update|updates|fyi|btw|news|heads[- ]up|"
     r"note|edit|correction|ps|p\.s\.|ok so|okay so|so|also|reminder|small update|"
-    r"life update|big news|good news|bad news|sad news)\s*:\s*",
+    r"life update|big news|good news|bad news|sad news)\s*:\s*"
+    r"|^[^:]{1,30}:\s+(?=(?:i|we|i'm|we're|i've|we've|my|our|so|just|finally)\b)",
     re.I,
 )
 
@@ -61,10 +62,10 @@ ASKING = re.compile(
 )
 #: What the user needs now is part of the request, not a fact to keep ("I need a new GP").
 NEEDING = re.compile(
-    r"^(?:and |but |so )?(?:i|we) (?:need|needed|am trying to|'m trying to|are trying to|"
-    r"'re trying to|am looking for|'m looking for|are looking for|'re looking for|want|"
-    r"would like|'d like|was wondering|have a question|got a question|could use|"
-    r"would love|'d love)\b"
+    r"^(?:and |but |so )?(?:i|we)(?: (?:need|needed|am trying to|are trying to|am looking for|"
+    r"are looking for|want|would like|was wondering|were wondering|have a question|"
+    r"got a question|could use|would love)|'m (?:trying to|looking for)|"
+    r"'re (?:trying to|looking for)|'d (?:like|love))\b"
 )
 ASKING_JA = re.compile(
     r"(?:てくれる|てくれない|てもらえる|てもらえない|てください|て下さい|てほしい|て欲しい|"
@@ -203,6 +204,7 @@ CHANGED = rx(
     r"up to|down to|dropped to|rose to|risen to|climbed to|fell to|jumped to|"
     r"turned into|became|become|becomes|promoted|transferred|updated|corrected|new|"
     r"latest|rebooked|reopened|just got|started|starting|took up|taken up|got a|got an|"
+    r"turned \d+|just turned|"
     r"bought|picked up|adopted|decided|chose|went with|going with|settled on",
     ja="変更|変わ|変え|今は|今では|現在|替え|乗り換え|切り替え|移動|延期|前倒し|ずれ|増え|"
     "減っ|減ら|増や|上が|下が|にしました|になりました|になった|に決め|新しい|新しく|最近は",

@@ -56,6 +56,7 @@ _PAST_VERB = re.compile(r"\b(?:\w+ed|was|were|had|got|left|sold|quit|went|came|b
 _QUOTED_SPAN = re.compile(
     r"[\"“]([^\"”]{3,})[\"”]|「([^」]{2,})」|『([^』]{2,})』|(?<!\w)'([^']{6,})'(?!\w)"
 )
+_FIRST_SUBJECT = re.compile(r"^(?:i|we|i've|we've|i'm|we're|i'd|we'd)\b")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|my|me|we|our|i've)\b|私|僕|俺|うち")
 
 
@@ -134,6 +135,8 @@ def _clauses(text: str) -> tuple[Clause, ...]:
             low = piece.lower()
             mood, body = _mood(piece, low, unreal, asked_sentence and n == len(pieces) - 1)
             reading = read(body)
+            if reading.subject == "other:beneficiary" and _FIRST_SUBJECT.match(body.lower()):
+                reading = replace(reading, subject="user")  # "we moved ... for my wife's job"
             if subject is not None and not _OWN_SUBJECT.match(body.lower()) and not reading.ja:
                 reading = replace(reading, subject=subject)
             if reading.subject != "user" or _OWN_SUBJECT.match(body.lower()):

@@ -169,9 +169,11 @@ def _held_facts(old: tuple[Clause, ...]) -> list[Clause]:
     if len(said) == 1:
         return said
     facts = [c for c in said if c.fact]
-    return [c for c in facts if _weighty(c)] or facts or [
-        c for c in said if _specific(c.reading.tokens)
-    ]
+    return (
+        [c for c in facts if _weighty(c)]
+        or facts
+        or [c for c in said if _specific(c.reading.tokens)]
+    )
 
 
 def _weighty(c: Clause) -> bool:
@@ -433,8 +435,11 @@ _ADDS_UP = rx(
 def _new_attribute_of(n: Clause) -> frozenset[str]:
     """The stems of the attribute a clause calls new ("my new email" -> {"email"})."""
     m = _NEW_ATTRIBUTE.search(n.low)
-    if m is None or _ADDS_UP.search(m.group(1)) or ch.PERSON_WORDS & set(m.group(1).split()):
+    if m is None or _ADDS_UP.search(m.group(1)):
         return frozenset()
+    people = ch.PERSON_WORDS & set(m.group(1).split())
+    if people and not ch.SINGLE_VALUED.search(" ".join(people)):
+        return frozenset()  # a new friend adds one; a new manager or landlord replaces one
     return _specific(content_tokens(m.group(1)))
 
 
@@ -461,7 +466,9 @@ _WHEN = re.compile(
 #: An event named indefinitely: "I have a dentist appointment", "another session".
 _INDEFINITE = re.compile(r"\b(?:a|an|another|one more|some)\b")
 #: A correction that names the old value wrong: "actually it's Tuesday, not Monday".
-_CORRECTED = re.compile(r"\bactually\b|\bnot (?:on )?(?:the )?\w+day\b|\bsorry\b|じゃなくて|ではなく")
+_CORRECTED = re.compile(
+    r"\bactually\b|\bnot (?:on )?(?:the )?\w+day\b|\bsorry\b|じゃなくて|ではなく"
+)
 
 
 def _frame_changed(n: Clause, o: Clause) -> tuple[str, bool] | None:
