@@ -165,7 +165,7 @@ _FINITE = re.compile(
 
 
 def _and_split(piece: str) -> list[str]:
-    """ "I live in Austin and I work at Dell" as two clauses; "Priya and I got married" as one."""
+    """A second subject splits: "I live in Austin and I work at Dell"; "Priya and I" stays one."""
     m = _AND_SUBJECT.search(piece)
     if m is None or not _FINITE.search(piece[: m.start()]):
         return [piece]
