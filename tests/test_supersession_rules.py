@@ -378,3 +378,18 @@ def test_a_chatty_turn_goes_with_its_replaced_fact_but_a_second_fact_keeps_it() 
     # the aside ("the kitchen is tiny") and a request's passing mention go with the move;
     # a job and a birthplace keep theirs; "Daniel and I" is one subject, not two clauses
     assert [i for i, _ in found] == [0, 2, 4]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My book club meets on the first Thursday.", "I gave away most of my paper books."),
+        (
+            "User prefers vegetarian meals on flights.",
+            "User wants an aisle seat on long-haul flights.",
+        ),
+    ],
+)
+def test_a_word_in_another_role_retires_nothing(old: str, new: str) -> None:
+    # "book" modifies "club"; a new verb and object are a second preference, not a new value
+    assert find_superseded(new, [old]) == ()

@@ -122,6 +122,8 @@ def _same_frame_en(a: tuple[str, ...], b: tuple[str, ...], changed: bool) -> str
         return ""
     if not _value_position(a, i1):
         return ""
+    if a[0] in _PRONOUN and i1 == 1 and max(len(was), len(now)) > 1:
+        return ""  # verb and object both new ("prefers vegetarian meals", "wants an aisle seat")
     frame = " ".join(shared)
     single = bool(ch.SINGLE_VALUED.search(frame))
     if ch.ACCUMULATING.search(frame) and not single and not changed:

@@ -303,6 +303,9 @@ def _ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
     if not shared:
         slot = _ended_slot(n, o)
         return (f"{slot} ended", True) if slot else None
+    shared = frozenset(
+        t for t in shared if not (_modifier_only(t, o.text) and not _modifier_only(t, n.text))
+    )
     if not shared - _PREDICATES:
         return None  # "not allergic to cats" shares only "allergic" with a penicillin allergy
     if not _held_alike(n, o):
@@ -311,6 +314,29 @@ def _ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
 
 
 _PREDICATES = content_tokens(ch.PREDICATE_WORDS)
+
+
+_WHEN_WORDS = frozenset("last next this every ago since until".split())
+
+
+def _modifier_only(stem: str, text: str) -> bool:
+    """Whether ``stem`` only modifies another noun in ``text`` ("book club", "car insurance").
+
+    "I gave away my paper books" ends books, not "my book club meets on Thursdays"; a name
+    before its noun ("my Seiko watch") is the thing itself.
+    """
+    words = re.findall(r"[A-Za-z][A-Za-z'-]*|[^\sA-Za-z]", text)
+    seen = False
+    for w, after in zip(words, [*words[1:], "."], strict=True):
+        if stem not in content_tokens(w.lower()):
+            continue
+        seen = True
+        after = after.lower()
+        if w[:1].isupper() or not after.isalpha() or after in ch.FUNCTION:
+            return False
+        if after.endswith(("ed", "ing")) or after in sv.TIME_WORDS or after in _WHEN_WORDS:
+            return False
+    return seen
 
 
 def _held_alike(n: Clause, o: Clause) -> bool:
