@@ -178,8 +178,15 @@ class Retriever:
             limit=wanted,
             related=True,
         )
-        from .judges.heuristic.statement import slot_terms  # on use: its vocabularies are big
+        from .judges.heuristic.clauses import stated_facts  # on use: its vocabularies are big
+        from .judges.heuristic.statement import slot_terms
 
+        facts = stated_facts(content)
+        if facts:  # a long turn or a request: its stated facts, without the request's words
+            stated = await self._db_call(
+                self._db.keyword_search, self._namespace, facts, limit=wanted, related=True
+            )
+            keyword = _interleave(stated, keyword)
         slots = slot_terms(content)
         if slots:  # the memories of the same slot may share no word with the content
             same_slot = await self._db_call(

@@ -31,7 +31,7 @@ from . import slots as sv
 from .cues import CJK_RUN
 from .statement import READ_CHARS, Reading, Slot, read
 
-__all__ = ["Clause", "clauses"]
+__all__ = ["Clause", "clauses", "stated_facts"]
 
 #: A memory with more facts than this is a story or a log: never retired whole.
 MAX_CLAUSES = 12
@@ -181,6 +181,17 @@ def _sentences(text: str) -> list[str]:
         else:
             out.append(piece)
     return out
+
+
+def stated_facts(text: str) -> str:
+    """The stated facts of a longer text, joined ("" when that is all of it, or none).
+
+    "Since we moved to York, can you find me a GP? Thanks!" -> "we moved to York": what a
+    related lookup should search with, without the request's words.
+    """
+    found = clauses(text)
+    facts = [c.text for c in found if c.mood == "stated" and c.fact]
+    return " ".join(facts) if facts and len(facts) < len(found) else ""
 
 
 def _original(text: str) -> str:

@@ -41,7 +41,8 @@ from . import changes as ch
 from . import slots as sv
 from .clauses import Clause, clauses
 from .cues import rx
-from .frames import negated_only, same_frame
+from .ends import about_user, ended, held_alike, shared_tokens, specific
+from .frames import same_frame
 from .slot_changes import changed, first, held, slot_changed
 from .statement import content_tokens, read
 
@@ -172,7 +173,7 @@ def _held_facts(old: tuple[Clause, ...]) -> list[Clause]:
     return (
         [c for c in facts if _weighty(c)]
         or facts
-        or [c for c in said if _specific(c.reading.tokens)]
+        or [c for c in said if specific(c.reading.tokens)]
     )
 
 
@@ -182,7 +183,7 @@ def _weighty(c: Clause) -> bool:
     if any(s.kind not in ("plan", "preference") for s in r.slots):
         return True
     values = [t for t in r.entities if not t.startswith("#")]
-    return bool(values) or bool(re.search(r"\d", c.low)) or len(_specific(r.tokens)) >= 3
+    return bool(values) or bool(re.search(r"\d", c.low)) or len(specific(r.tokens)) >= 3
 
 
 def _replaces(n: Clause, o: Clause, *, transcript: bool) -> tuple[str, bool] | None:
@@ -206,7 +207,7 @@ def _replaces(n: Clause, o: Clause, *, transcript: bool) -> tuple[str, bool] | N
         return None  # what used to hold is history: it stays true whatever happens next
     rules = (
         _resumed,
-        _ended,
+        ended,
         _switched,
         slot_changed,
         _new_attribute,
@@ -247,167 +248,22 @@ def _same_subject(n: Clause, o: Clause) -> bool:
     )
 
 
-def _about_user(o: Clause) -> bool:
-    return o.subject == "user" and bool(
-        sv.USER_MENTION.search(o.low) or o.ja or o.low.startswith(("user", "the user"))
-    )
-
-
-# --- the rules ---------------------------------------------------------------------------
-
-
-def _specific(tokens: frozenset[str]) -> frozenset[str]:
-    """Tokens specific enough to show two clauses are about the same thing."""
-    return frozenset(
-        t
-        for t in tokens
-        if t not in sv.TIME_STEMS
-        and t not in sv.WEAK
-        and not t.isdigit()
-        and t not in ("#sleep", "#move", "#job")
-        and len(t) > 1
-    )
-
-
-def _shared(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
-    """Specific tokens in common, counting long words of one stem-like prefix as one.
-
-    The stemmer leaves some derived forms apart ("anaemia", "anaemic").
-    """
-    long_b = [t for t in b if len(t) >= 5 and t.isalpha()]
-    near = frozenset(
-        t
-        for t in a
-        if len(t) >= 5
-        and t.isalpha()
-        and t[:5] not in sv.WEAK_PREFIXES
-        and any(u.startswith(t) or t.startswith(u) or u[:6] == t[:6] for u in long_b)
-    )
-    return _specific((a & b) | near)
-
-
-def _ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
-    """An end, denial or correction of the very thing the old clause holds."""
-    if ch.INSTRUCTION.search(n.low) or ch.TEMPORARY.search(n.low) or not held(o):
-        return None
-    if not _about_user(o) and not n.subject.startswith("other:"):
-        return None
-    if n.reading.slot("pet") and not o.reading.slot("pet"):
-        return None  # a pet's death ends the pet, not "goldfish scooping at the fair"
-    what = _ended_thing(n)
-    if what is None:
-        if negated_only(o.low, n.low):
-            return f"now denied: {_label(o)}", True
-        return None
-    shared = _shared(what, o.reading.tokens)
-    if not shared:
-        slot = _ended_slot(n, o)
-        return (f"{slot} ended", True) if slot else None
-    shared = frozenset(
-        t for t in shared if not (_modifier_only(t, o.text) and not _modifier_only(t, n.text))
-    )
-    if not shared - _PREDICATES:
-        return None  # "not allergic to cats" shares only "allergic" with a penicillin allergy
-    if not _held_alike(n, o):
-        return None
-    return f"no longer: {', '.join(sorted(shared)[:2]).lstrip('#')}", True
-
-
-_PREDICATES = content_tokens(ch.PREDICATE_WORDS)
-
-
-_WHEN_WORDS = frozenset("last next this every ago since until".split())
-
-
-def _modifier_only(stem: str, text: str) -> bool:
-    """Whether ``stem`` only modifies another noun in ``text`` ("book club", "car insurance").
-
-    "I gave away my paper books" ends books, not "my book club meets on Thursdays"; a name
-    before its noun ("my Seiko watch") is the thing itself.
-    """
-    words = re.findall(r"[A-Za-z][A-Za-z'-]*|[^\sA-Za-z]", text)
-    seen = False
-    for w, after in zip(words, [*words[1:], "."], strict=True):
-        if stem not in content_tokens(w.lower()):
-            continue
-        seen = True
-        after = after.lower()
-        if w[:1].isupper() or not after.isalpha() or after in ch.FUNCTION:
-            return False
-        if after.endswith(("ed", "ing")) or after in sv.TIME_WORDS or after in _WHEN_WORDS:
-            return False
-    return seen
-
-
-def _held_alike(n: Clause, o: Clause) -> bool:
-    """Whether the end fits how the old clause holds its thing.
-
-    "I sold my Golf" ends "I drive a VW Golf", not "I play golf on Sundays"; "I've given
-    up golf" ends the game, not the car.
-    """
-    owning, doing = bool(ch.OWNING.search(o.low)), bool(ch.DOING.search(o.low))
-    if ch.ENDS_OWNING.search(n.low) and doing and not owning:
-        return False
-    return not (ch.ENDS_DOING.search(n.low) and not doing and re.search(r"\bdriv", o.low))
-
-
-#: An end marker's words: "sold the Corolla last week" -> the Corolla.
-_ARG_STOP = re.compile(
-    r"\b(?:on|at|in|for|with|to|from|after|before|because|since|last|this|next|"
-    r"yesterday|today|ago|and|but|so|when|while)\b|[,.;!?]"
-)
-
-
-def _ended_thing(n: Clause) -> frozenset[str] | None:
-    """The tokens of what the new clause ends, denies or corrects; None when it ends nothing."""
-    low = n.low
-    if n.ja:
-        m = ch.END_ACT.search(low) or ch.END_EVENT.search(low) or ch.NO_LONGER.search(low)
-        if not m:
-            return None
-        return content_tokens(low[max(0, m.start() - 14) : m.start()])
-    if ch.NO_LONGER.search(low) or ch.CORRECTION.search(low):
-        return content_tokens(low)
-    m = ch.END_ACT.search(low)
-    if m:
-        after = low[m.end() :]
-        stop = _ARG_STOP.search(after, 1)
-        arg = after[: stop.start()] if stop else after
-        if not re.search(r"[a-z]", arg.replace("my", "").replace("the", "")):
-            return frozenset()
-        return content_tokens(" ".join(arg.split()[:5]))
-    m = ch.END_EVENT.search(low)
-    if m:
-        before = low[: m.start()].split()[-5:]
-        return content_tokens(" ".join(before))
-    return None
-
-
-def _ended_slot(n: Clause, o: Clause) -> str:
-    """The slot an end names when it names no word of the old clause ("my car got stolen")."""
-    for kind in ("possession", "pet", "job", "dose"):
-        ns, os_ = n.reading.slot(kind), o.reading.slot(kind)
-        if ns and os_ and (not ns.param or ns.param & os_.param):
-            return f"{kind} ({first(os_.param) or kind})" if kind in ("possession", "pet") else kind
-    return ""
-
-
 def _resumed(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A stop undone: "I'm running again" after "I've stopped running"."""
     if not ch.RESUME.search(n.low):
         return None
     if held(o):
         return None
-    shared = _shared(n.reading.tokens, o.reading.tokens)
+    shared = shared_tokens(n.reading.tokens, o.reading.tokens)
     return (f"resumed: {', '.join(sorted(shared)[:2]).lstrip('#')}", True) if shared else None
 
 
 def _switched(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A substitution: "I switched from Android to an iPhone" replaces what named Android."""
-    if not held(o) or not _about_user(o) or not _held_alike(n, o):
+    if not held(o) or not about_user(o) or not held_alike(n, o):
         return None
     for m in ch.FROM_VALUE.finditer(n.low):
-        shared = _specific(content_tokens(m.group("v")) & o.reading.tokens)
+        shared = specific(content_tokens(m.group("v")) & o.reading.tokens)
         if shared:
             return f"replaced: {first(shared).lstrip('#')}", True
     return None
@@ -415,7 +271,7 @@ def _switched(n: Clause, o: Clause) -> tuple[str, bool] | None:
 
 def _entity_ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A named subject ended: "Rufus died" ends "We have a beagle named Rufus"."""
-    if not n.subject.startswith("name:") or o.subject != "user" or not _about_user(o):
+    if not n.subject.startswith("name:") or o.subject != "user" or not about_user(o):
         return None
     name = n.subject.split(":", 1)[1]
     if not re.search(rf"\b{re.escape(name)}\b", o.low):
@@ -466,7 +322,7 @@ def _new_attribute_of(n: Clause) -> frozenset[str]:
     people = ch.PERSON_WORDS & set(m.group(1).split())
     if people and not ch.SINGLE_VALUED.search(" ".join(people)):
         return frozenset()  # a new friend adds one; a new manager or landlord replaces one
-    return _specific(content_tokens(m.group(1)))
+    return specific(content_tokens(m.group(1)))
 
 
 def _new_attribute(n: Clause, o: Clause) -> tuple[str, bool] | None:
@@ -476,10 +332,10 @@ def _new_attribute(n: Clause, o: Clause) -> tuple[str, bool] | None:
     and state it, not end or deny it.
     """
     head = _new_attribute_of(n)
-    if not head or not held(o) or not _about_user(o) or o.episode:
+    if not head or not held(o) or not about_user(o) or o.episode:
         return None
     shared = head & o.reading.tokens
-    if not shared or not (re.search(r"\d|@", o.low) or _specific(o.reading.entities) - head):
+    if not shared or not (re.search(r"\d|@", o.low) or specific(o.reading.entities) - head):
         return None
     return f"new {first(shared).lstrip('#')}", False
 
@@ -530,7 +386,7 @@ def _numbers(low: str) -> dict[str, set[str]]:
             continue
         value = _NUMBER_WORDS.get(m.group(), m.group()) + ("%" if "%" in w else "")
         near = " ".join(words[max(0, i - 6) : i] + words[i + 1 : i + 4])
-        for t in _specific(content_tokens(near)):
+        for t in specific(content_tokens(near)):
             out.setdefault(t, set()).add(value)
     return out
 
@@ -546,7 +402,7 @@ def _count_changed(n: Clause, o: Clause) -> tuple[str, bool] | None:
         on = set(
             re.findall(r"[0-9一二三四五六七八九十]+(?=[匹頭羽台人個回錠杯本缶万円時日])", o.low)
         )
-        shared = _specific(n.reading.tokens & o.reading.tokens)
+        shared = specific(n.reading.tokens & o.reading.tokens)
         if nn and on and not nn & on and shared:
             return f"count changed: {first(shared)}", False
         return None
@@ -563,7 +419,7 @@ def _renamed(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A new name for the thing the old clause names ("the project is now called Falcon")."""
     if not ch.RENAMED.search(n.low) or not _NAMES.search(o.low):
         return None
-    shared = _specific(n.reading.entities & o.reading.entities) or _specific(
+    shared = specific(n.reading.entities & o.reading.entities) or specific(
         n.reading.tokens & o.reading.tokens
     ) - {"name", "call", "surnam", "usernam", "名前"}
     return (f"renamed: {first(shared)}", True) if shared else None
@@ -584,7 +440,7 @@ def _plan_settled(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A decision, booking or cancellation of the plan the old clause holds."""
     if n.mood not in ("stated", "joint") or not _same_subject(n, o) or ch.HEARSAY.search(o.low):
         return None
-    shared = _specific(n.reading.tokens & o.reading.tokens)
+    shared = specific(n.reading.tokens & o.reading.tokens)
     if not (
         _decides(n)
         or ch.END_ACT.search(n.low)
@@ -621,7 +477,3 @@ def _plan_revised(n: Clause, o: Clause) -> tuple[str, bool] | None:
         return None
     said = same_frame(o.text, n.text, changed=True)
     return (f"plan changed: {said}", False) if said else None
-
-
-def _label(o: Clause) -> str:
-    return " ".join(o.text.split()[:6])

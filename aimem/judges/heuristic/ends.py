@@ -1,0 +1,170 @@
+"""The end of a thing: which old fact a "quit", "sold", "died" or "no longer" ends.
+
+An end is tied to the very thing: "I sold the Corolla" ends "I drive a Toyota Corolla",
+"I'm not allergic to cats" ends no penicillin allergy (the thing denied must be the thing
+held), "I gave away my paper books" ends no book club (a word that only modifies another
+noun is not the thing), and a sale ends a thing owned, never a game played. Also the
+token helpers the other supersession rules share.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import changes as ch
+from . import slots as sv
+from .clauses import Clause
+from .frames import negated_only
+from .slot_changes import first, held
+from .statement import content_tokens
+
+__all__ = ["about_user", "ended", "held_alike", "shared_tokens", "specific"]
+
+
+def about_user(o: Clause) -> bool:
+    """Whether the clause is the user's own fact, said as such ("I", "my", "User's")."""
+    return o.subject == "user" and bool(
+        sv.USER_MENTION.search(o.low) or o.ja or o.low.startswith(("user", "the user"))
+    )
+
+
+
+
+def specific(tokens: frozenset[str]) -> frozenset[str]:
+    """Tokens specific enough to show two clauses are about the same thing."""
+    return frozenset(
+        t
+        for t in tokens
+        if t not in sv.TIME_STEMS
+        and t not in sv.WEAK
+        and not t.isdigit()
+        and t not in ("#sleep", "#move", "#job")
+        and len(t) > 1
+    )
+
+
+def shared_tokens(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
+    """Specific tokens in common, counting long words of one stem-like prefix as one.
+
+    The stemmer leaves some derived forms apart ("anaemia", "anaemic").
+    """
+    long_b = [t for t in b if len(t) >= 5 and t.isalpha()]
+    near = frozenset(
+        t
+        for t in a
+        if len(t) >= 5
+        and t.isalpha()
+        and t[:5] not in sv.WEAK_PREFIXES
+        and any(u.startswith(t) or t.startswith(u) or u[:6] == t[:6] for u in long_b)
+    )
+    return specific((a & b) | near)
+
+
+def ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
+    """An end, denial or correction of the very thing the old clause holds."""
+    if ch.INSTRUCTION.search(n.low) or ch.TEMPORARY.search(n.low) or not held(o):
+        return None
+    if not about_user(o) and not n.subject.startswith("other:"):
+        return None
+    if n.reading.slot("pet") and not o.reading.slot("pet"):
+        return None  # a pet's death ends the pet, not "goldfish scooping at the fair"
+    what = _ended_thing(n)
+    if what is None:
+        if negated_only(o.low, n.low):
+            return f"now denied: {_label(o)}", True
+        return None
+    shared = shared_tokens(what, o.reading.tokens)
+    if not shared:
+        slot = _ended_slot(n, o)
+        return (f"{slot} ended", True) if slot else None
+    shared = frozenset(
+        t for t in shared if not (_modifier_only(t, o.text) and not _modifier_only(t, n.text))
+    )
+    if not shared - _PREDICATES:
+        return None  # "not allergic to cats" shares only "allergic" with a penicillin allergy
+    if not held_alike(n, o):
+        return None
+    return f"no longer: {', '.join(sorted(shared)[:2]).lstrip('#')}", True
+
+
+_PREDICATES = content_tokens(ch.PREDICATE_WORDS)
+
+
+_WHEN_WORDS = frozenset("last next this every ago since until".split())
+
+
+def _modifier_only(stem: str, text: str) -> bool:
+    """Whether ``stem`` only modifies another noun in ``text`` ("book club", "car insurance").
+
+    "I gave away my paper books" ends books, not "my book club meets on Thursdays"; a name
+    before its noun ("my Seiko watch") is the thing itself.
+    """
+    words = re.findall(r"[A-Za-z][A-Za-z'-]*|[^\sA-Za-z]", text)
+    seen = False
+    for w, after in zip(words, [*words[1:], "."], strict=True):
+        if stem not in content_tokens(w.lower()):
+            continue
+        seen = True
+        after = after.lower()
+        if w[:1].isupper() or not after.isalpha() or after in ch.FUNCTION:
+            return False
+        if after.endswith(("ed", "ing")) or after in sv.TIME_WORDS or after in _WHEN_WORDS:
+            return False
+    return seen
+
+
+def held_alike(n: Clause, o: Clause) -> bool:
+    """Whether the end fits how the old clause holds its thing.
+
+    "I sold my Golf" ends "I drive a VW Golf", not "I play golf on Sundays"; "I've given
+    up golf" ends the game, not the car.
+    """
+    owning, doing = bool(ch.OWNING.search(o.low)), bool(ch.DOING.search(o.low))
+    if ch.ENDS_OWNING.search(n.low) and doing and not owning:
+        return False
+    return not (ch.ENDS_DOING.search(n.low) and not doing and re.search(r"\bdriv", o.low))
+
+
+#: An end marker's words: "sold the Corolla last week" -> the Corolla.
+_ARG_STOP = re.compile(
+    r"\b(?:on|at|in|for|with|to|from|after|before|because|since|last|this|next|"
+    r"yesterday|today|ago|and|but|so|when|while)\b|[,.;!?]"
+)
+
+
+def _ended_thing(n: Clause) -> frozenset[str] | None:
+    """The tokens of what the new clause ends, denies or corrects; None when it ends nothing."""
+    low = n.low
+    if n.ja:
+        m = ch.END_ACT.search(low) or ch.END_EVENT.search(low) or ch.NO_LONGER.search(low)
+        if not m:
+            return None
+        return content_tokens(low[max(0, m.start() - 14) : m.start()])
+    if ch.NO_LONGER.search(low) or ch.CORRECTION.search(low):
+        return content_tokens(low)
+    m = ch.END_ACT.search(low)
+    if m:
+        after = low[m.end() :]
+        stop = _ARG_STOP.search(after, 1)
+        arg = after[: stop.start()] if stop else after
+        if not re.search(r"[a-z]", arg.replace("my", "").replace("the", "")):
+            return frozenset()
+        return content_tokens(" ".join(arg.split()[:5]))
+    m = ch.END_EVENT.search(low)
+    if m:
+        before = low[: m.start()].split()[-5:]
+        return content_tokens(" ".join(before))
+    return None
+
+
+def _ended_slot(n: Clause, o: Clause) -> str:
+    """The slot an end names when it names no word of the old clause ("my car got stolen")."""
+    for kind in ("possession", "pet", "job", "dose"):
+        ns, os_ = n.reading.slot(kind), o.reading.slot(kind)
+        if ns and os_ and (not ns.param or ns.param & os_.param):
+            return f"{kind} ({first(os_.param) or kind})" if kind in ("possession", "pet") else kind
+    return ""
+
+
+def _label(o: Clause) -> str:
+    return " ".join(o.text.split()[:6])
