@@ -91,10 +91,17 @@ async def judge_in_order(
 
     "I live in Leeds" then "we moved to York" in one call: the second is judged with the
     first shown as an unsaved related memory, and names it by position
-    (``NewMemory.supersedes_earlier``), as a conversation's later turn does.
+    (``NewMemory.supersedes_earlier``), as a conversation's later turn does. Only earlier
+    contents sharing a word or a slot with it are shown: unrelated ones cost tokens.
     """
+    if len(contents) < 2:
+        return await judging.judge_all(contents, user_context)
+    from .judges.heuristic.statement import read  # on use: its vocabularies are big
+
+    readings = [read(c) for c in contents]
+    topics = [frozenset(r.tokens) | {f"#slot:{s.kind}" for s in r.slots} for r in readings]
     earlier = [
-        [_unsaved(j, contents[j]) for j in reversed(range(i))][:_EARLIER]
+        [_unsaved(j, contents[j]) for j in reversed(range(i)) if topics[i] & topics[j]][:_EARLIER]
         for i in range(len(contents))
     ]
     judged = await judging.judge_all(contents, user_context, earlier=earlier)

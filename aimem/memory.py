@@ -161,7 +161,8 @@ class AsyncMemoryStore(Portability):
     ) -> list[Memory]:
         """Save several contents: judged concurrently, written in one transaction, input order kept.
 
-        All inputs are validated before any judging; if any judgement fails, nothing is written.
+        Each sees the earlier ones as related: "I live in Leeds", "we moved to York" retires
+        the first. All inputs are validated first; if any judgement fails, nothing is written.
         """
         report = await self.save_many_with_report(contents, user_context=user_context)
         return report.memories
@@ -173,20 +174,12 @@ class AsyncMemoryStore(Portability):
         contents = check_contents(contents, self.settings.max_content_chars)
         user_context = check_user_context(user_context)
         unique = list(dict.fromkeys(contents))
-        known: dict[str, Memory] = {}
-        for content in unique:
-            found = await self._db_call(
-                self._db.find_active_duplicate, self.namespace, content_hash(content)
-            )
-            if found is not None:
-                known[content] = found
-        fresh = [c for c in unique if c not in known]
-        if len(fresh) > 1:
-            from .conversation_judging import judge_in_order  # on use, as save_conversation
+        find, ns = self._db.find_active_duplicate, self.namespace
+        known = {c: m for c in unique if (m := await self._db_call(find, ns, content_hash(c)))}
+        from .conversation_judging import judge_in_order  # on use, as save_conversation
 
-            items = await judge_in_order(self._judging, fresh, user_context)
-        else:
-            items = await self._judging.judge_all(fresh, user_context)
+        fresh = [c for c in unique if c not in known]
+        items = await judge_in_order(self._judging, fresh, user_context)
         memories, archived = await self._db_call(
             self._db.insert, self.namespace, items, self.policy
         )
@@ -203,13 +196,12 @@ class AsyncMemoryStore(Portability):
     ) -> list[Memory]:
         """Turn an OpenAI-style ``role``/``content`` message list into memories.
 
-        Only what the user said is kept: an LLM judge states the facts worth keeping, one
-        call per ``judge_batch_size`` user turns; an offline judge keeps each user turn
-        scoring at least ``min_priority_score``. Duplicates, supersession (of stored
-        memories or earlier turns) and capacity as ``save_many``, in one transaction;
-        conversation order kept, ``[]`` if nothing is worth keeping. On a judge failure
-        the user turns are kept raw as pending (``on_judge_error``). See
-        ``aimem.conversation`` for what a message may hold and the size bounds.
+        Only what the user said is kept: an LLM judge states the facts worth keeping (one
+        call per ``judge_batch_size`` user turns), an offline judge the user turns scoring
+        at least ``min_priority_score``. Duplicates, supersession and capacity as
+        ``save_many``, in one transaction, conversation order kept (``[]`` if nothing is
+        worth keeping). On a judge failure the user turns are kept raw as pending
+        (``on_judge_error``). Message rules and size bounds: ``aimem.conversation``.
 
         Raises:
             ValidationError: a bad message (named by index), too long, or no user text.

@@ -409,7 +409,7 @@ def test_one_request_carries_the_prompt_and_schema_and_facts_are_stored(
     assert chat.call_count == 1
     body = sent(chat)
     system, prompt = (m["content"] for m in body["messages"])
-    assert system == load_prompt("extract", "v1").system
+    assert system == load_prompt("extract", "v2").system
     nonce = re.search(r'<user-context id="([0-9a-f]{16})">', prompt)
     assert nonce is not None
     for i, message in enumerate(CHAT):
@@ -614,7 +614,7 @@ def test_text_posing_as_another_turn_stays_inside_its_own_block(
 
 
 def test_the_extract_prompt_is_static_first_and_on_the_integer_scale() -> None:
-    prompt = load_prompt("extract", "v1")
+    prompt = load_prompt("extract", "v2")
     assert (prompt.version, prompt.scale) == ("extract.v2", 5)
     assert set(prompt.variables) == {"nonce", "user_context", "related", "turns"}
     assert "{{" not in prompt.system and "DATA" in prompt.system

@@ -28,8 +28,6 @@ def about_user(o: Clause) -> bool:
     )
 
 
-
-
 def specific(tokens: frozenset[str]) -> frozenset[str]:
     """Tokens specific enough to show two clauses are about the same thing."""
     return frozenset(
