@@ -104,7 +104,7 @@ def test_each_item_gets_its_own_related_memories(tmp_path: Path, stub: OpenAIStu
     first = extract_data_block(user, "related-memories", f"{nonce.group(1)}-1")
     second = extract_data_block(user, "related-memories", f"{nonce.group(1)}-2")
     assert first is not None and "cat is called Miso" in first
-    assert second is not None and "cat is called Miso" not in second
+    assert second is not None
     # an earlier item of the call may be shown to a later one (it may retire it), never
     # a later one to an earlier
     assert "Chess" not in first, "a later item is never an earlier one's related memory"
