@@ -14,7 +14,8 @@ order, through the public API. Then:
 
 Usage: python bench/knowledge_updates.py [DATA.jsonl] [--embedder local|none]
        [--min-score 0.3] [--base-url URL --model NAME]
-Default data: ../shared/data/updates-dev.jsonl; bench/data/updates-heldout.jsonl is ours.
+Default data: ../shared/data/updates-dev.jsonl; bench/data/updates-heldout.jsonl (tuning data
+despite its name) and bench/data/updates-fresh.jsonl (written blind, run once, now tuning) are ours.
 Prints a table on stderr and one JSON line on stdout.
 """
 
