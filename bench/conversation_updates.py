@@ -14,8 +14,8 @@ and then, over the memories whose content is the turn's text:
   still-true kept  a still-true turn that was stored is still active
   kept (stored)    how many still-true turns the judge stored at all (chit-chat is dropped)
 
-Usage: python bench/conversation_updates.py [DATA.jsonl] [--min-score 0.3]
-Default data: bench/data/chats-tune.jsonl (synthetic, written to tune on: tuning figures).
+Usage: python bench/conversation_updates.py DATA.jsonl [--min-score 0.3]
+No conversation set ships yet: a synthetic one written to tune on gives tuning figures.
 Prints a table on stderr and one JSON line on stdout.
 """
 
@@ -31,9 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import aimem
-
-DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "chats-tune.jsonl"
-
 
 def _measure(store: aimem.MemoryStore, chat: dict[str, Any], res: dict[str, list[int]]) -> None:
     turns = chat["turns"]
@@ -72,7 +69,7 @@ def run(chats: list[dict[str, Any]], overrides: dict[str, Any]) -> dict[str, Any
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("data", type=Path)
     parser.add_argument("--min-score", type=float, default=0.3)
     args = parser.parse_args(argv)
     chats = [json.loads(x) for x in args.data.read_text("utf-8").splitlines() if x.strip()]
