@@ -32,6 +32,7 @@ from typing import Any
 
 import aimem
 
+
 def _measure(store: aimem.MemoryStore, chat: dict[str, Any], res: dict[str, list[int]]) -> None:
     turns = chat["turns"]
     by_content = {m.content: m for m in store.list(include_archived=True)}
