@@ -1022,7 +1022,7 @@ def test_a_small_models_missed_supersession_is_added_from_the_heuristic(
         ("I drive a VW Golf.", "I sold the Golf last week.", True),
         ("I live in Sendai.", "Now that I live in Sapporo, can you find me a dentist?", True),
         # loose (the same frame with no change word): the offline judge's own, not added
-        ("Oolong is my usual order.", "Genmaicha is my usual order.", False),
+        ("I cycle to work through the park.", "I cycle to work along the canal.", False),
         # never: a move and a birthplace, two diagnoses, a game and a car
         ("I was born in Sendai.", "We moved to Sapporo last month.", False),
         ("I have asthma.", "I was diagnosed with type 2 diabetes.", False),
