@@ -2,7 +2,7 @@
 
 An end is tied to the very thing: "I sold the Corolla" ends "I drive a Toyota Corolla",
 "I'm not allergic to cats" ends no penicillin allergy (the thing denied must be the thing
-held), "I gave away my paper books" ends no book club (a word that only modifies another
+held), "I gave away my old records" ends no record shop job (a word that only modifies another
 noun is not the thing), and a sale ends a thing owned, never a game played. Also the
 token helpers the other supersession rules share.
 """
@@ -92,10 +92,10 @@ _WHEN_WORDS = frozenset("last next this every ago since until".split())
 
 
 def _modifier_only(stem: str, text: str) -> bool:
-    """Whether ``stem`` only modifies another noun in ``text`` ("book club", "car insurance").
+    """Whether ``stem`` only modifies another noun in ``text`` ("record shop", "car insurance").
 
-    "I gave away my paper books" ends books, not "my book club meets on Thursdays"; a name
-    before its noun ("my Seiko watch") is the thing itself.
+    "I gave away my old records" ends records, not "I work at a record shop"; a name
+    before its noun ("my Casio watch") is the thing itself.
     """
     words = re.findall(r"[A-Za-z][A-Za-z'-]*|[^\sA-Za-z]", text)
     seen = False

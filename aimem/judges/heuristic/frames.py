@@ -100,15 +100,11 @@ def same_frame(old: str, new: str, *, changed: bool = False) -> str:
 
 
 def _same_frame_en(a: tuple[str, ...], b: tuple[str, ...], changed: bool) -> str:
-    if len(a) < 3 or len(b) < 3:
-        return ""
-    where = _one_span(a, b, gap=1)
+    where = _one_span(a, b, gap=1, shortest=3, longest=_MAX_SPAN)
     if where is None:
         return ""
     i1, i2, j1, j2 = where
     was, now = a[i1:i2], b[j1:j2]
-    if len(was) > _MAX_SPAN or len(now) > _MAX_SPAN:
-        return ""
     if _past(now) and not _past(was):
         return ""  # "I was born in Leeds" tells history; "I live in Leeds" still holds
     span = set(was) | set(now)
@@ -123,7 +119,7 @@ def _same_frame_en(a: tuple[str, ...], b: tuple[str, ...], changed: bool) -> str
     if not _value_position(a, i1):
         return ""
     if a[0] in _PRONOUN and i1 == 1 and max(len(was), len(now)) > 1:
-        return ""  # verb and object both new ("prefers vegetarian meals", "wants an aisle seat")
+        return ""  # verb and object both new ("prefers window seats", "wants early flights")
     frame = " ".join(shared)
     single = bool(ch.SINGLE_VALUED.search(frame))
     if ch.ACCUMULATING.search(frame) and not single and not changed:
@@ -133,12 +129,18 @@ def _same_frame_en(a: tuple[str, ...], b: tuple[str, ...], changed: bool) -> str
     return f"{' '.join(now)} replaces {' '.join(was)}"
 
 
-def _one_span(a: Sequence[str], b: Sequence[str], *, gap: int) -> tuple[int, int, int, int] | None:
+def _one_span(
+    a: Sequence[str], b: Sequence[str], *, gap: int, shortest: int, longest: int
+) -> tuple[int, int, int, int] | None:
     """The one differing span of two aligned sequences, or None when they differ in more.
 
     Differences split by at most ``gap`` shared items are one span: "村上春樹" and
-    "川上未映子" share 上 by chance, "9 5 pacific" and "8 4 central" nothing at all.
+    "川上未映子" share 上 by chance, "9 5 pacific" and "8 4 central" nothing at all. Both
+    sequences have at least ``shortest`` items, and neither side of the span more than
+    ``longest`` (a longer one is another sentence, not a new value).
     """
+    if len(a) < shortest or len(b) < shortest:
+        return None
     ops = [
         op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"
     ]
@@ -150,6 +152,8 @@ def _one_span(a: Sequence[str], b: Sequence[str], *, gap: int) -> tuple[int, int
     i1, j1, i2, j2 = ops[0][1], ops[0][3], ops[-1][2], ops[-1][4]
     if i1 == i2 or j1 == j2:
         return None  # only added or only dropped words: no value was replaced
+    if i2 - i1 > longest or j2 - j1 > longest:
+        return None
     return i1, i2, j1, j2
 
 
@@ -177,22 +181,18 @@ def _value_position(a: tuple[str, ...], start: int) -> bool:
     if a[0] in _PRONOUN:
         return True
     # after a subject ("my physio appointment", "usual order") only what follows its verb;
-    # the verb itself shared: "my girlfriend is a chef" is not "my girlfriend hates films"
+    # the verb itself shared: "my brother is a pilot" is not "my brother hates jazz"
     verb = next((i for i, w in enumerate(a) if w in _AUX), -1)
     return verb != -1 and start > verb
 
 
 def _same_frame_ja(a_low: str, b_low: str) -> str:
     a, b = _JA_FILLER.sub("", a_low), _JA_FILLER.sub("", b_low)
-    if len(a) < 4 or len(b) < 4:
-        return ""
-    where = _one_span(a, b, gap=2)
+    where = _one_span(a, b, gap=2, shortest=4, longest=_MAX_SPAN_JA)
     if where is None:
         return ""
     i1, i2, j1, j2 = where
     was, now = a[i1:i2], b[j1:j2]
-    if len(was) > _MAX_SPAN_JA or len(now) > _MAX_SPAN_JA:
-        return ""
     prefix = a[:i1]
     topic = max(prefix.rfind("は"), prefix.rfind("が"))
     if topic < 2:

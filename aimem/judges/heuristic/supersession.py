@@ -10,7 +10,7 @@ changes, each tied to what it changes:
 * **the same frame with a new value** (``frames.py``): "Oolong is my usual order" ->
   "Genmaicha is my usual order";
 * **an end tied to its thing**: "I sold the Corolla" ends "I drive a Toyota Corolla",
-  "Biscuit was put to sleep" ends "We have a beagle named Biscuit"; "I'm not allergic to
+  "Pickle was put to sleep" ends "We have a terrier named Pickle"; "I'm not allergic to
   cats" ends no penicillin allergy, since the thing denied must be the thing held;
 * **a narrow slot**: a move retires only the user's current residence (never where they
   were born, grew up or studied, nor a job or a shop in the old city); a new job, dose,
@@ -122,8 +122,8 @@ def _speaker(text: str) -> tuple[str | None, str]:
 def _joint(new: list[Clause]) -> list[Clause]:
     """The stated clauses read as one, for rules whose parts may sit in two clauses.
 
-    "Took the road bike off eBay — I decided to keep it": the decision and its thing;
-    "a fox got one of the chickens, so we're down to two": the number and its noun.
+    "Took the sofa off the listing — I decided to keep it": the decision and its thing;
+    "the hail killed one of the lemon trees, so we're down to three": number and noun.
     """
     stated = [c for c in new if c.mood == "stated"]
     if len(stated) < 2:
@@ -270,7 +270,7 @@ def _switched(n: Clause, o: Clause) -> tuple[str, bool] | None:
 
 
 def _entity_ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
-    """A named subject ended: "Rufus died" ends "We have a beagle named Rufus"."""
+    """A named subject ended: "Pickle died" ends "We have a terrier named Pickle"."""
     if not n.subject.startswith("name:") or o.subject != "user" or not about_user(o):
         return None
     name = n.subject.split(":", 1)[1]
