@@ -316,6 +316,7 @@ STILL_TRUE: list[tuple[str, str]] = [
     ("I'm vegetarian.", "My friend said 'I'm vegan now' at lunch."),
     ("I'm vegetarian.", "Translate 'I am no longer vegetarian' into French."),
     ("My manager is Dana.", "My sister's manager is Raj."),
+    ("I drive my sister to school every day.", "My sister passed her driving test!"),
     ("I love horror films.", "My girlfriend hates horror films, so we watch comedies."),
 ]
 

@@ -283,7 +283,7 @@ def _entity_ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
 
 #: A death: the relative's routines with the user end with them.
 _DIED = rx(
-    r"died|passed away|passed on|passed|lost (?:her|his) (?:battle|fight)", ja="亡くな|他界|死ん"
+    r"died|passed away|passed on|lost (?:her|his|their) (?:battle|fight)", ja="亡くな|他界|死ん"
 )
 
 
