@@ -76,7 +76,7 @@ def make_memory(content: str, **overrides: Any) -> Memory:
         "user_context": None,
         "score_source": "heuristic",
         "model": "aimem-heuristic",
-        "prompt_version": "heuristic-v3",
+        "prompt_version": "heuristic-v4",
         "created_at": now,
         "updated_at": now,
         "last_accessed_at": now,
@@ -146,7 +146,7 @@ def test_satisfies_the_judge_protocol(judge: HeuristicJudge) -> None:
     assert isinstance(result, Interpretation)
     assert result == judge.score("I'm on warfarin.", user_context="syui")
     assert result.model == "aimem-heuristic"
-    assert result.prompt_version == "heuristic-v3"
+    assert result.prompt_version == "heuristic-v4"
     assert result.usage is None
     assert result.rationale and result.interpreted_content
 
@@ -229,3 +229,32 @@ def test_related_memory_matches_on_interpreted_content_and_japanese(
     fresh = judge.score(text)
     memory = make_memory("something else entirely", interpreted_content="私はそばアレルギーです")
     assert judge.score(text, related=[memory]).novelty < 0.2 * fresh.novelty
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Optician on Thursday at 4.",  # a terse appointment note is the user's own
+        "Hair appointment next Tuesday at 11am.",
+        "金曜の15時に歯医者。",
+        "I only drink decaf.",  # a standing diet
+        "私の部署の部長は小林さんです。",  # work: the user's boss, hours, major, project
+        "私の退勤は18時です。",
+        "大学で心理学を専攻しています。",
+        "自転車はブリヂストンのクロスバイクです。",  # a thing owned, its "my" dropped
+    ],
+)
+def test_a_terse_standing_fact_clears_the_default_threshold(
+    judge: HeuristicJudge, content: str
+) -> None:
+    # the default min_priority_score is 0.3: these would be archived the moment they are saved
+    assert judge.score(content).priority_score >= 0.3, content
+
+
+@pytest.mark.parametrize(
+    "content", ["I drank a coffee.", "We eat out a lot.", "Walked past a dental clinic on the way."]
+)
+def test_a_passing_remark_about_food_or_a_clinic_stays_low(
+    judge: HeuristicJudge, content: str
+) -> None:
+    assert judge.score(content).priority_score < 0.3, content

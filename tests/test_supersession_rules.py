@@ -318,7 +318,56 @@ STILL_TRUE: list[tuple[str, str]] = [
     ("My manager is Dana.", "My sister's manager is Raj."),
     ("I drive my sister to school every day.", "My sister passed her driving test!"),
     ("I love horror films.", "My girlfriend hates horror films, so we watch comedies."),
+    # a Japanese topic that is a person or a time names no attribute: two facts, no frame
+    ("ユーザーは花粉症。", "ユーザーはマスクを常に持っている。"),
+    ("ユーザーの兄は四十歳。", "ユーザーの兄は毎晩ジムに通う。"),
+    ("週末は山に登ります。", "週末は家事が多い。"),
+    # the user is no token two facts share; one of several is not how many
+    ("ユーザーは来月に引っ越しの手続きをする。", "ユーザーはジムの契約をやめた。"),
+    ("ユーザーの犬の一匹は柴犬。", "ユーザーの犬は二匹になった。"),
+    ("ユーザーの名前は直樹。", "ユーザーの祖母の旧姓は田中。"),
+    # someone else's news, in Japanese
+    ("妻と二人暮らしです。", "同僚が最近離婚したらしく、元気がない。"),
+    ("妻と娘がいます。", "幼なじみとは小学校からの付き合い。"),
+    ("ユーザーの結婚指輪はゴールド。", "ユーザーは昨年離婚した。"),
+    # someone's words to the user, an earlier occasion, a word in another sense or role
+    ("I'm in a choir.", "My mum always said, 'You'll give up singing by spring,' years ago."),
+    ("We're flying to Crete in May.", "The Crete holiday we booked back in 2018 got cancelled."),
+    ("I need to focus on my thesis this term.", "Sold the Focus last week, I ride an e-bike now."),
+    ("i support Hartley Albion, always have", "dont live in hartley anymore, moved to Dunmore"),
+    ("My partner is a teacher.", "Don't live in Hartley anymore, moved in with my partner."),
+    (
+        "I have a library card.",
+        "Don't have a car anymore, sold it when my daughter passed her test.",
+    ),
+    ("There's a tea kettle on my desk.", "I've given up tea entirely, it's only water now."),
+    ("My flat has a smoke detector in every room.", "I quit smoking two months ago."),
+    ("My role involves lots of spreadsheets.", "Got promoted to team lead last month!"),
+    ("A friend of mine works at a bakery.", "I start my new job on Monday."),
+    ("I work in a warehouse.", "I work the night shift, 10pm to 6am."),
+    ("The gym fee went up in March.", "My gym class moved to Thursdays at 7pm."),
+    ("薬は朝食の後に飲むようにしている。", "痛み止めの薬が一日三回に増えました。"),
 ]
+
+STILL_CHANGES: list[tuple[str, str]] = [
+    # the same kinds, when they do change
+    ("ユーザーは大阪に住んでいる。", "ユーザーは京都に住んでいる。"),
+    ("ユーザーは毎朝緑茶を飲む。", "ユーザーは毎朝ほうじ茶を飲む。"),
+    ("私の上司は佐伯さんです。", "私の上司は森下さんになった。"),
+    ("ユーザーは犬を二匹飼っている。", "ユーザーの犬は三匹になった。"),
+    ("ユーザーは車を買う予定。", "ユーザーは車の購入をやめた。"),
+    ("I'm in a choir.", "I quit the choir last month."),
+    ("I'm a junior designer at Pixel Co.", "Got promoted to senior designer last week!"),
+    ("I smoke about ten a day.", "I quit smoking two months ago."),
+    ("I live in Hartley.", "dont live in hartley anymore, moved to Dunmore"),
+    ("My yoga class is on Mondays at 6pm.", "My yoga class moved to Thursdays at 7pm."),
+    ("痛み止めの薬を一日二回飲んでいる。", "痛み止めの薬が一日三回に増えました。"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), STILL_CHANGES)
+def test_the_narrowed_rules_still_retire_a_real_change(old: str, new: str) -> None:
+    assert [i for i, _ in find_superseded(new, [old])] == [0], (old, new)
 
 
 @pytest.mark.parametrize(("old", "new"), UPDATES_IN_CONTEXT)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .cues import rx
+from .cues import STOPPED_JA, rx
 
 # --- how a clause is said ---------------------------------------------------------------
 
@@ -152,7 +152,7 @@ END_ACT = rx(
     r"gave notice|handed in my notice|put down|put to sleep|gone off|went off|going off|"
     r"kicked the habit|"
     r"gave (?:the|my|our|his|her) \w+ (?:to|away)",
-    ja="やめ|辞め|止め|退会|解約|退職|引退|手放|売っ|売り|売却|譲っ|処分|廃車|別れ|離婚|"
+    ja=f"やめ|辞め|{STOPPED_JA}|退会|解約|退職|引退|手放|売っ|売り|売却|譲っ|処分|廃車|別れ|離婚|"
     "中止|キャンセル|取りやめ|卒業|解消|脱退|退部|退団",
 )
 #: A state ended by an event (the thing ended comes first: "the car got stolen").

@@ -54,8 +54,15 @@ _PAST_STATE = re.compile(
 #: "when" + a past verb tells what happened ("when we moved last year…"), not a supposition.
 _PAST_VERB = re.compile(r"\b(?:\w+ed|was|were|had|got|left|sold|quit|went|came|began|took)\b")
 _QUOTED_SPAN = re.compile(
-    r"[\"“]([^\"”]{3,})[\"”]|「([^」]{2,})」|『([^』]{2,})』|(?<!\w)'([^']{6,})'(?!\w)"
+    r"[\"“]([^\"”]{3,})[\"”]|「([^」]{2,})」|『([^』]{2,})』|(?<!\w)'((?:[^']|(?<=\w)'(?=\w)){6,})'(?!\w)"
 )
+#: Someone else's words about the user: "my coach said, 'you'll quit chess'", 医者に「…」と言われた.
+_SAID_TO_USER = re.compile(
+    r"\b(?:said|says|told me|tells me|asked me|warned me|keeps saying|used to say)\b[,:]?\s*$"
+    r"|^\s*[,]?\s*(?:he|she|they|my \w+) (?:said|says|told me|warned)\b"
+    r"|^\s*(?:と|って)(?:言われ|言って|言った|言う|話して|聞いた)"
+)
+_SECOND_PERSON = re.compile(r"\b(?:you|you'll|you're|you've|your)\b|あなた")
 _FIRST_SUBJECT = re.compile(r"^(?:i|we|i've|we've|i'm|we're|i'd|we'd)\b")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|my|me|we|our|i've)\b|私|僕|俺|うち")
 
@@ -212,6 +219,9 @@ def _reported(text: str) -> bool:
     for m in _QUOTED_SPAN.finditer(text):
         quoted = next(g for g in m.groups() if g)
         if _FIRST_PERSON.search(quoted.lower()):
+            return True
+        said = _SAID_TO_USER.search(low[: m.start()]) or _SAID_TO_USER.search(low[m.end() :])
+        if said and _SECOND_PERSON.search(quoted.lower()):
             return True
     return False
 

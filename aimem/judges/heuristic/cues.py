@@ -67,6 +67,10 @@ def by_first_letter(terms: Sequence[str]) -> str:
 
 # --- who the memory is about (user_relevance) -------------------------------------------
 
+#: 止め as "stopped", not the "-stopper" of a medicine (痛み止め, 咳止め, 日焼け止め).
+STOPPED_JA = "(?<!痛み)(?<!咳)(?<!酔い)(?<!日焼け)(?<!下痢)(?<!かゆみ)止め"
+#: 付き合う as dating, not 付き合い as a long acquaintance ("高校からの付き合い").
+DATING_JA = "付き合(?!い[がはもの。、]|いで|いが長)"
 FIRST_PERSON = rx(
     r"i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|we'll|our|ours|us",
     ja="私|わたし|僕|ぼく|俺|おれ|自分|あたし|うちの|我が家|家では",
@@ -79,6 +83,11 @@ THIRD_PERSON = rx(
     r"he|she|they|his|her|their|them|he's|she's|they're",
 )
 # Subject-less notes ("Got laid off yesterday.", "Prefers tea.") are about the speaker.
+#: When something is booked: a weekday, tomorrow, next week, a clock time or a date.
+_WHEN_BOOKED = (
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next week|"
+    r"at \d{1,2}(?::\d\d)?|\d{1,2}(?::\d\d)?\s*(?:am|pm)|the \d{1,2}(?:st|nd|rd|th))\b"
+)
 IMPLIED_SUBJECT_EN = re.compile(
     r"^\W*(?:just |really |finally |still |also |recently |now |already )?"
     r"(?:got|gotten|gonna|going|went|found|had|has|have|was|been|started|starting|finished|"
@@ -90,7 +99,11 @@ IMPLIED_SUBJECT_EN = re.compile(
     r"weeks?|days?)|"
     # imperatives addressed to the assistant are the user's standing wishes
     r"always|never|please|don't|do not|reply|respond|answer|write|call|address|speak|talk|"
-    r"keep|send|give|show|include|format|remind|avoid|stop|skip|explain|translate|refer)\b"
+    r"keep|send|give|show|include|format|remind|avoid|stop|skip|explain|translate|refer|"
+    # a terse note of an appointment ("Dentist on Monday at 9") is the user's own
+    r"(?:dentist|doctor|gp|physio|optician|haircut|appointment|check-?up)\b(?=.{0,20}"
+    + _WHEN_BOOKED
+    + "))\\b"
 )
 # Japanese drops the subject: a finite verb of doing or feeling ("始めました", "飼っています",
 # "行く", "ください") marks a statement about the speaker, unlike a bare "...です" fact.
@@ -310,6 +323,7 @@ PREFERENCE = rx(
     r"passionate about|go-to|dark mode|light mode|metric|imperial|units|short answers|concise|"
     r"verbose|bullet points|tone|formal|casual|instead of|morning person|night owl|"
     r"early bird|(?:cat|dog) person|more of an? \w+ person|\w+ person than|better than|"
+    r"(?:i|we) (?:only |mostly |usually |always |just )?(?:drink|eat) (?!out\b|at\b|too\b)\w+|"
     r"worse than",
     ja="朝型|夜型|好き|大好き|嫌い|苦手|好み|派|ハマって|はまって|推し|お気に入り|愛用|より",
 )
@@ -360,11 +374,12 @@ WORK_PLACE = rx(
     r"standup|(?:manage|lead|run|maintain)s? (?:a|the|our) (?:team|service|project|department)|"
     r"shifts?|developer|engineer|programmer|designer|architect|nurse|doctor|teacher|lawyer|"
     r"accountant|student|researcher|scientist|manager|consultant|freelanc\w*|"
+    r"major(?:ing)? in|my degree|my course|my shift|my manager|my project|"
     r"live(?:s)? (?:in|near|with|about|on)|based in|timezone|time zone|cet|cest|pst|pdt|est|"
     r"edt|utc|gmt|jst|my place|neighbou?rhood|apartment|hometown|commute|"
     r"(?:room|house|flat)mates?|live alone|landlord",
     ja="仕事|会社|職場|勤務|働いて|エンジニア|学生|教師|看護師|医者|チーム|住んで|在住|近所|"
-    "実家|時差|通勤",
+    "実家|時差|通勤|出勤|退勤|上司|部署|専攻|担当して|担当は|プロジェクト|研究室|ゼミ|入社|転職",
 )
 PLAN = rx(
     r"planning|plan(?:s)? to|thinking (?:about|of)|considering|hop(?:e|ing) to|want to|"
@@ -373,8 +388,11 @@ PLAN = rx(
     r"eventually|trip|travel\w*|vacation|holidays?|visit\w*|saving up|budget|been meaning to|"
     r"before summer|upcoming|in q[1-4]|trying to|cut(?:ting)? (?:back|down)|diet|"
     r"los(?:e|ing) weight|get (?:fit|in shape)|"
-    r"quit(?:ting)? (?:smoking|drinking|vaping|caffeine|sugar|social media)",
-    ja="予定|つもり|来月|来年|来週|今度|旅行|考えて|計画|行く|したい|行きたい",
+    r"quit(?:ting)? (?:smoking|drinking|vaping|caffeine|sugar|social media)|"
+    r"appointment|check-?up|(?:dentist|doctor|gp|physio|optician|vet|clinic|hospital|surgery)\b"
+    r"(?=.{0,30}" + _WHEN_BOOKED + ")",
+    ja="予定|つもり|来月|来年|来週|今度|旅行|考えて|計画|行く|したい|行きたい|予約|"
+    "(?:歯医者|眼科|皮膚科|内科|外科|耳鼻科|整形外科|婦人科|病院|クリニック|健診|検診)(?=[。、に]|$)",
 )
 
 # --- dampers: chatter that is not worth keeping ------------------------------------------

@@ -94,6 +94,9 @@ ONGOING = re.compile(
 POSSESSION = re.compile(
     r"(?<![a-z'])(?:i have|i've got|ive got|i own|we have|we've got|we own|"
     r"(?:my|our) (?:\w+ )?\w+ (?:is|are|was|were|has|have|had))\b"
+    # Japanese drops "my": a thing one owns as the topic ("車はマツダの…", "うちの冷蔵庫は…")
+    r"|^(?:私の|僕の|俺の|うちの|ユーザーの)?(?:車|自転車|バイク|パソコン|スマホ|携帯|時計|カメラ|"
+    r"タブレット|ゲーム機|テレビ|冷蔵庫|洗濯機|ピアノ|ギター|家|部屋|マンション)(?:は|を)"
 )
 #: A quoted title or name: "Finding Home", 「君の名は」.
 TITLE = re.compile(

@@ -18,7 +18,7 @@ from .frames import negated_only
 from .slot_changes import first, held
 from .statement import content_tokens
 
-__all__ = ["about_user", "ended", "held_alike", "shared_tokens", "specific"]
+__all__ = ["about_user", "ended", "ended_thing", "held_alike", "shared_tokens", "specific"]
 
 
 def about_user(o: Clause) -> bool:
@@ -26,6 +26,16 @@ def about_user(o: Clause) -> bool:
     return o.subject == "user" and bool(
         sv.USER_MENTION.search(o.low) or o.ja or o.low.startswith(("user", "the user"))
     )
+
+
+#: The user named as a subject: every memory of a store shares it, so it shows nothing.
+_SUBJECT_WORDS = frozenset({"user", "ユーザー", "ユーザ", "私", "僕", "俺", "自分"})
+
+
+#: Single kanji that are times or verb stems ("冬", "寝"), not things: never shared alone.
+_WEAK_KANJI = sv.GENERIC_JA | frozenset(
+    "冬夏春秋朝夜昼晩寝食飲行来見聞読書買売住働起着使作乗持入出言思会休止"
+)
 
 
 def specific(tokens: frozenset[str]) -> frozenset[str]:
@@ -37,7 +47,8 @@ def specific(tokens: frozenset[str]) -> frozenset[str]:
         and t not in sv.WEAK
         and not t.isdigit()
         and t not in ("#sleep", "#move", "#job")
-        and len(t) > 1
+        and t not in _SUBJECT_WORDS
+        and (len(t) > 1 or (sv.KANJI.fullmatch(t) is not None and t not in _WEAK_KANJI))
     )
 
 
@@ -78,6 +89,8 @@ def ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
     shared = frozenset(
         t for t in shared if not (_modifier_only(t, o.text) and not _modifier_only(t, n.text))
     )
+    place = n.reading.slot("residence") is not None
+    shared = frozenset(t for t in shared if _same_sense(t, n.text, o.text, place=place))
     if not shared - _PREDICATES:
         return None  # "not allergic to cats" shares only "allergic" with a penicillin allergy
     if not held_alike(n, o):
@@ -89,6 +102,7 @@ _PREDICATES = content_tokens(ch.PREDICATE_WORDS)
 
 
 _WHEN_WORDS = frozenset("last next this every ago since until".split())
+_COUNT_WORDS = frozenset("one two three four five six seven eight nine ten a few several".split())
 
 
 def _modifier_only(stem: str, text: str) -> bool:
@@ -106,9 +120,42 @@ def _modifier_only(stem: str, text: str) -> bool:
         after = after.lower()
         if w[:1].isupper() or not after.isalpha() or after in ch.FUNCTION:
             return False
-        if after.endswith(("ed", "ing")) or after in sv.TIME_WORDS or after in _WHEN_WORDS:
+        if after.endswith(("ed", "ing", "ly")) or after in sv.TIME_WORDS or after in _WHEN_WORDS:
             return False
+        if after in _COUNT_WORDS:
+            return False  # "quit smoking three months ago"
     return seen
+
+
+def _same_sense(stem: str, new: str, old: str, *, place: bool) -> bool:
+    """Whether a word shared by an end and an old fact names the same thing in both.
+
+    A name in the new text ("Sold the Focus") is not the old text's common word ("focus on
+    my theory"), unless the old text is typed all in lowercase; and one word of a longer
+    name ("Westerby Rovers") is not the place a move names ("don't live in westerby").
+    """
+
+    def forms(text: str) -> list[tuple[str, str]]:
+        words = re.findall(r"[A-Za-z][A-Za-z'-]*", text)
+        if not words:
+            return []
+        return [
+            (w, after)
+            for i, (w, after) in enumerate(zip(words, [*words[1:], ""], strict=True))
+            if stem in content_tokens(w.lower()) and i > 0
+        ]
+
+    new_forms, old_forms = forms(new), forms(old)
+    if not new_forms or not old_forms:
+        return True
+    named_new = all(w[:1].isupper() for w, _ in new_forms)
+    named_old = any(w[:1].isupper() for w, _ in old_forms)
+    if named_new and not named_old and old != old.lower():
+        return False
+    if not place:
+        return True
+    compound = [a for w, a in old_forms if w[:1].isupper() and a[:1].isupper()]
+    return not compound or any(a in compound for _, a in new_forms)
 
 
 def held_alike(n: Clause, o: Clause) -> bool:
@@ -130,6 +177,18 @@ _ARG_STOP = re.compile(
 )
 
 
+#: An earlier one of a thing: ending it ends nothing the user holds now.
+_PREVIOUS = re.compile(
+    r"\b(?:my|our|the) (?:old|previous|former|last|ex-?)\s?\w+"
+    r"|(?:^|[、。\s]|(?<=[はがをもで]))(?:前|以前|元|昔|先代)の"
+)
+
+
+def ended_thing(n: Clause) -> frozenset[str] | None:
+    """The tokens of what the new clause ends ("sold the Corolla" -> corolla), or None."""
+    return _ended_thing(n)
+
+
 def _ended_thing(n: Clause) -> frozenset[str] | None:
     """The tokens of what the new clause ends, denies or corrects; None when it ends nothing."""
     low = n.low
@@ -137,9 +196,20 @@ def _ended_thing(n: Clause) -> frozenset[str] | None:
         m = ch.END_ACT.search(low) or ch.END_EVENT.search(low) or ch.NO_LONGER.search(low)
         if not m:
             return None
-        return content_tokens(low[max(0, m.start() - 14) : m.start()])
-    if ch.NO_LONGER.search(low) or ch.CORRECTION.search(low):
-        return content_tokens(low)
+        window = low[max(0, m.start() - 14) : m.start()]
+        if _PREVIOUS.search(window):
+            return frozenset()  # "前のプロジェクトは中止": the previous one, not the current
+        modifiers: set[str] = set()  # "実家の犬が亡くなった" ends the dog, not 実家
+        for mod in re.findall(r"([^\s、。はがをにでとも]+)の", window):
+            modifiers |= content_tokens(mod)
+        return content_tokens(window) - modifiers
+    marker = ch.NO_LONGER.search(low) or ch.CORRECTION.search(low)
+    if marker:
+        start = max(low.rfind(p, 0, marker.start()) for p in ",;—–(")
+        stops = [i for i in (low.find(p, marker.end()) for p in ",;—–(") if i != -1]
+        return content_tokens(low[start + 1 : min(stops, default=len(low))])
+    if _PREVIOUS.search(low):
+        return frozenset()  # "my old car got stolen": not the car the user has now
     m = ch.END_ACT.search(low)
     if m:
         after = low[m.end() :]

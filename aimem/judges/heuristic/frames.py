@@ -37,6 +37,14 @@ _JA_FILLER = re.compile(r"今は|今では|現在は|現在|最近は|もう|実
 _JA_PERSON = re.compile(sv.OTHER_PERSON_JA)
 _JA_ADDING = re.compile(r"アレルギー|診断|持病|趣味|話せ|飼って|習って|行った|訪れ")
 _JA_CONTENT = re.compile(r"[\u4e00-\u9fff\u30a0-\u30ffー々]{2,}")
+_JA_FRAME_WORD = re.compile(r"[\u4e00-\u9fff\u30a0-\u30ffー々]")
+_JA_NAME = re.compile(r"^\S{1,6}?(?:さん|くん|君|ちゃん|様|氏|先生)")
+#: Topics that name no attribute: a person ("ユーザーは", "父は") or a time ("年末は").
+_JA_NO_ATTRIBUTE = re.compile(
+    r"(?:ユーザー|私|僕|俺|自分|わたし|うち|" + sv.OTHER_PERSON_JA + r")$"
+    r"|^(?:年末|年始|週末|平日|休日|土日|朝|夜|昼|午前|午後|春|夏|秋|冬|来年|今年|毎日|毎朝|毎晩|"
+    r"夏休み|冬休み|春休み|連休|お盆|正月|ゴールデンウィーク)$"
+)
 
 
 def frame_tokens(low: str) -> tuple[str, ...]:
@@ -120,6 +128,8 @@ def _same_frame_en(a: tuple[str, ...], b: tuple[str, ...], changed: bool) -> str
         return ""
     if a[0] in _PRONOUN and i1 == 1 and max(len(was), len(now)) > 1:
         return ""  # verb and object both new ("prefers window seats", "wants early flights")
+    if len(content) == 1 and a[0] in _PRONOUN and min(len(was), len(now)) > 2:
+        return ""  # "I work in a distribution centre" / "I work the early shift": two facts
     frame = " ".join(shared)
     single = bool(ch.SINGLE_VALUED.search(frame))
     if ch.ACCUMULATING.search(frame) and not single and not changed:
@@ -203,4 +213,21 @@ def _same_frame_ja(a_low: str, b_low: str) -> str:
         return ""
     if re.search(r"も|追加|ほかに|他に", now) or ch.EPISODE.search(a + b):
         return ""
+    named = all(_JA_NAME.search(span) for span in (was, now))  # "私の上司は佐伯さん"
+    if not (_ja_attribute(head) or named) and not (
+        _JA_FRAME_WORD.search(a[topic + 1 : i1] + a[i2:]) and len(a) - i2 >= 2
+    ):
+        # "ユーザーは喘息持ち" / "ユーザーは吸入器を持ち歩いている" share a subject only, and
+        # "卵焼きが好き" / "卵アレルギーではない" an object: a frame keeps its predicate
+        return ""
     return f"{now} replaces {was}"
+
+
+def _ja_attribute(head: str) -> bool:
+    """Whether a Japanese topic names an attribute ("通勤手段", "車"), not a person or a time.
+
+    "ユーザーは X" against "ユーザーは Y" shares only its subject: the frame must then be
+    shared after the topic ("…に住んでいる", "週末に…をする").
+    """
+    last = re.split(r"の", head)[-1]
+    return bool(last) and not _JA_NO_ATTRIBUTE.search(last) and last not in sv.GENERIC_JA

@@ -461,14 +461,16 @@ class HeuristicJudge:
         >>> judge = HeuristicJudge()
         >>> i = judge.score("Never schedule meetings before 10am.")
         >>> i.prompt_version, i.utility > 0.2
-        ('heuristic-v3', True)
+        ('heuristic-v4', True)
     """
 
     source = "heuristic"
     model = "aimem-heuristic"
     #: 2: supersession, a restatement that names the slot, and event/plan signals;
-    #: 3: supersession read clause by clause (statements inside requests, narrow slots).
-    version = "3"
+    #: 3: supersession read clause by clause (statements inside requests, narrow slots);
+    #: 4: terse standing facts (appointments, diet, work, things owned) clear the threshold,
+    #: and a Japanese frame needs more than a shared subject.
+    version = "4"
 
     async def interpret(
         self,

@@ -65,6 +65,10 @@ def _residence(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | Non
 
 
 def _job(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
+    if not (t.value or t.label):
+        return None  # "my job involves dashboards" names no job a promotion replaces
+    if s.changed and t.changed and not s.value:
+        return None  # "moved for the new job" after "I start the new job on the 3rd": one job
     if s.changed and not (s.value and s.value <= t.value):
         return _say(f"job changed: {s.label} replaces {t.label}", "job changed", s, t), True
     if _differs(s, t) and changed(n):
@@ -111,15 +115,34 @@ def _schedule(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None
         return None  # "a dentist appointment on Friday" and one on Monday: two appointments
     if not any(sv.SPECIFIC_TIME.search(v) for v in t.value) or o.reading.slot("preference"):
         return None
+    if _PAST_EVENT.search(o.low) and not _ROUTINE.search(o.low):
+        return None  # "the fee went up in January" dates a change, not an appointment
     if _differs(s, t) or (s.value - t.value and t.value - s.value):
         return f"rescheduled: {s.label} replaces {t.label}", changed(n)
     return None
 
 
+#: Words for medicine in general: two clauses sharing only these name no drug in common.
+_ANY_DRUG = frozenset(
+    "薬 お薬 medication medications meds medicine medicines pills tablets prescription".split()
+)
+
+
+#: A past event's verb before its time: "went up in January", "was born on".
+_PAST_EVENT = re.compile(
+    r"\b(?:went|was|were|had|did|got|came|began|started|ended|\w{3,}ed)\s+(?:\w+\s+)?(?:in|on|at|last)\b"
+)
+
+_ROUTINE = re.compile(
+    r"\b(?:every|usually|always|weekly|daily|on (?:mon|tues|wednes|thurs|fri|satur|sun)days)\b"
+)
+
+
 def _dose(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
-    if not s.param & t.param:
-        return None
-    drug = sorted(s.param & t.param)[0]
+    drugs = (s.param & t.param) - _ANY_DRUG
+    if not drugs:
+        return None  # "薬はお薬カレンダーで管理" names no drug the new dose changes
+    drug = sorted(drugs)[0]
     if (ch.END_ACT.search(n.low) or ch.NO_LONGER.search(n.low)) and held(o):
         return f"no longer takes {drug}", True
     if _differs(s, t) or (changed(n) and s.value != t.value):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ...stemmer import stem
-from .cues import MEDICATION, rx
+from .cues import DATING_JA, MEDICATION, STOPPED_JA, rx
 
 
 def _terms(en: str = "", ja: str = "") -> tuple[str, str]:
@@ -47,9 +47,10 @@ OTHER_PERSON_EN = (
     r"tenant|business partner|client|students?|team|family|roommate"
 )
 OTHER_PERSON_JA = (
-    "母|父|妻|夫|嫁|旦那|主人|息子|娘|子ども|子供|兄|姉|弟|妹|祖母|祖父|両親|親|孫|彼氏|彼女|"
-    "恋人|婚約者|友達|友人|同僚|上司|部下|先輩|後輩|隣人|近所の人|いとこ|叔父|叔母|伯父|伯母|"
-    "義母|義父|ママ|パパ|家族"
+    "母|父|妻|夫|嫁|旦那|主人|息子|娘|子ども|子供|兄弟|兄|姉妹|姉|弟|妹|祖父母|祖母|祖父|両親|"
+    "親友|親戚|親|孫|甥|姪|彼氏|彼女|恋人|婚約者|元彼|元カレ|元カノ|元夫|元妻|友達|友人|幼なじみ|"
+    "幼馴染|知り合い|同級生|同僚|上司|部下|先輩|後輩|隣人|近所の人|いとこ|叔父|叔母|伯父|伯母|"
+    "義母|義父|義兄|義姉|義弟|義妹|ルームメイト|チームメイト|ママ|パパ|家族"
 )
 OTHER_SUBJECT_EN = re.compile(
     r"^(?:(?:my|our|the user's|user's|his|her|their)\s+)(?P<rel>(?:\w+\s)?(?:"
@@ -58,10 +59,13 @@ OTHER_SUBJECT_EN = re.compile(
 )
 BARE_RELATION_EN = re.compile(
     r"^(?P<rel>mom|mum|dad|grandma|grandpa|nana)(?:'s)?\b(?!\s+and\s+(?:i|me)\b)"
+    r"|^(?:an?|one|some) (?:\w+ )?(?P<rel2>friend|colleague|coworker|co-worker|cousin|neighbou?r|"
+    r"classmate|teammate|relative)s? of (?:mine|ours|my \w+)\b"
 )
 # "私と" / "とは" (with): the user's relation, not the other person's fact.
+_OWNER_JA = r"^(?:(?:私|僕|俺|うち|ユーザー|ユーザ)の)?"
 OTHER_SUBJECT_JA = re.compile(
-    r"^(?:(?:私|僕|俺|うち)の)?(?P<rel>" + OTHER_PERSON_JA + r")(?:の\S{0,8}?)?(?:は|が|も|の|、)"
+    _OWNER_JA + rf"(?P<rel>{OTHER_PERSON_JA})(?:の\S{{0,8}}?)?(?:は|が|も|の|、)"
 )
 #: A beneficiary: "a new bike for my daughter" is the daughter's bike.
 FOR_OTHER = re.compile(
@@ -123,7 +127,7 @@ END = rx(
     r"never|not|can't|cannot|can no longer|lost interest|sold off|got adopted|was adopted|"
     r"rehomed|found (?:a|him a|her a) (?:new )?home|haven't|hasn't|hadn't|done with|"
     r"finished with|kicked the habit|over it",
-    ja="やめ|辞め|止め|退会|解約|退職|手放|売った|売却|譲った|あげた|処分|なくし|無くし|"
+    ja=f"やめ|辞め|{STOPPED_JA}|退会|解約|退職|手放|売った|売却|譲った|あげた|処分|なくし|無くし|"
     "失くし|死ん|亡くな|他界|いなくな|別れ|離婚|中止|キャンセル|取りやめ|なくなり|しなく|"
     "しません|していません|ていない|じゃなく|ではなく|ではありません|ません|卒業|解消|完治|治った",
 )
@@ -367,18 +371,18 @@ RELATIONSHIP = rx(
     r"girlfriend|boyfriend|partner|fianc[eé]e?|engaged|married|marry|marrying|wedding|"
     r"divorced?|divorcing|separated|widowed|widow(?:er)?|broke up|split up|together for|"
     r"been together|relationship|husband|wife|spouse|ex-\w+|moved in together",
-    ja="独身|付き合|交際|彼氏|彼女|恋人|婚約|結婚|離婚|別れ|別居|夫|妻|パートナー|入籍",
+    ja=f"独身|{DATING_JA}|交際|彼氏|彼女|恋人|婚約(?!指輪)|結婚(?!指輪)|離婚|別れ|別居|夫|妻|パートナー|入籍",
 )
 #: Relationship status values, in order: an ordering is not implied, only difference.
 # fmt: off
 _REL_STATUS_TERMS: tuple[tuple[str, str, str], ...] = (
     ("divorced", *_terms(r"divorced?|divorcing|separated|broke up|split up|ex-\w+|my ex",
                     ja="離婚|別れ|別居")),
-    ("engaged", *_terms(r"engaged|fianc[eé]e?|getting married|get married", ja="婚約")),
-    ("married", *_terms(r"married|husband|wife|spouse|newlywed", ja="結婚|入籍|夫|妻")),
+    ("engaged", *_terms(r"engaged|fianc[eé]e?|getting married|get married", ja="婚約(?!指輪)")),
+    ("married", *_terms(r"married|husband|wife|spouse|newlywed", ja="結婚(?!指輪)|入籍|夫|妻")),
     ("dating", *_terms(
         r"dating|seeing|girlfriend|boyfriend|partner|going out|together|in a relationship",
-        ja="付き合|交際|彼氏|彼女|恋人|パートナー",
+        ja=f"{DATING_JA}|交際|彼氏|彼女|恋人|パートナー",
     )),
     ("single", *_terms(
         r"single|not seeing anyone|not dating", ja="独身|恋人はいない|彼氏はいない|彼女はいない"

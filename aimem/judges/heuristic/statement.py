@@ -264,7 +264,7 @@ def _subject(text: str, low: str, ja: bool) -> str:
         return "user"
     m = sv.OTHER_SUBJECT_EN.match(low) or sv.BARE_RELATION_EN.match(low)
     if m:
-        return f"other:{m.group('rel').split()[-1]}"
+        return f"other:{(m.group('rel') or m.group('rel2')).split()[-1]}"
     if sv.USER_START.match(low) or sv.AGENT_EN.match(low):
         return "user"
     m = sv.NAMED.match(text)

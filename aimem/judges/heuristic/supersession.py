@@ -33,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,10 +42,12 @@ from . import changes as ch
 from . import slots as sv
 from .clauses import Clause, clauses
 from .cues import rx
-from .ends import about_user, ended, held_alike, shared_tokens, specific
+from .ends import about_user, ended, ended_thing, held_alike, shared_tokens, specific
 from .frames import same_frame
 from .slot_changes import changed, first, held, slot_changed
 from .statement import content_tokens, read
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["Verdict", "find_superseded", "read", "verdicts"]
 
@@ -99,7 +102,8 @@ def verdicts(content: str, related: Sequence[str]) -> tuple[Verdict, ...]:
             if verdict is not None:
                 found.append(Verdict(i, verdict[0][:_MAX_REASON], verdict[1]))
         return tuple(found)
-    except Exception:
+    except Exception:  # a rule's bug must not lose a save: keep both, and say so
+        _log.warning("offline supersession failed; keeping both memories", exc_info=True)
         return ()
 
 
@@ -391,18 +395,21 @@ def _numbers(low: str) -> dict[str, set[str]]:
     return out
 
 
+def _ja_counts(low: str) -> set[str]:
+    """The counted numbers of a Japanese clause, without a rate's "per day" (一日三回 -> 三)."""
+    low = re.sub(r"(?:一|1|１)(?:日|週間?|か月|ヶ月)(?=[に0-9一二三四五六七八九十])", "", low)
+    return set(re.findall(r"[0-9一二三四五六七八九十]+(?=[匹頭羽台人個回錠杯本缶万円時日])", low))
+
+
 def _count_changed(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A changed number of the same thing: "up to 5 runs a week" after "I run 3 times a week"."""
     if n.ja != o.ja or not changed(n) or n.episode:
         return None
     if n.ja:
-        nn = set(
-            re.findall(r"[0-9一二三四五六七八九十]+(?=[匹頭羽台人個回錠杯本缶万円時日])", n.low)
-        )
-        on = set(
-            re.findall(r"[0-9一二三四五六七八九十]+(?=[匹頭羽台人個回錠杯本缶万円時日])", o.low)
-        )
+        nn, on = _ja_counts(n.low), _ja_counts(o.low)
         shared = specific(n.reading.tokens & o.reading.tokens)
+        if re.search(r"の[一1１][匹頭羽台人個つ](?:は|が)", o.low):
+            return None  # "猫の一匹は黒猫": one of them, not how many
         if nn and on and not nn & on and shared:
             return f"count changed: {first(shared)}", False
         return None
@@ -432,6 +439,14 @@ _NAMES = rx(
 )
 
 
+#: A time that sets an event apart from the plan at hand: another year, "years ago", 前回.
+_OTHER_OCCASION = rx(
+    r"\b(?:in|back in|during|since) (?:19|20)\d\d\b|\byears? ago\b|\blast time\b|\bback then\b|"
+    r"\bthe (?:first|previous|last) time\b|\bwhen i was (?:a kid|young|little|at school)\b",
+    ja="[0-9０-９]{4}年|何年も前|数年前|前回|あの時|子供の頃|子どもの頃",
+)
+
+
 def _decides(n: Clause) -> bool:
     return bool(ch.DECIDED.search(n.low))
 
@@ -450,8 +465,11 @@ def _plan_settled(n: Clause, o: Clause) -> tuple[str, bool] | None:
         if len(shared) >= 2 and _DONE.search(n.low) and not ch.PLANNED.search(n.low):
             return f"plan done: {', '.join(sorted(shared)[:2]).lstrip('#')}", False
         return None
-    if not shared:
-        return None
+    thing = ended_thing(n)
+    if thing:  # "実家の犬が亡くなって" ends the dog, not the plan to visit 実家
+        shared = shared_tokens(thing, o.reading.tokens) or (shared if _decides(n) else frozenset())
+    if not shared or (_OTHER_OCCASION.search(n.low) and not _OTHER_OCCASION.search(o.low)):
+        return None  # "the trip we planned in 2019 got cancelled" is not this year's trip
     return f"plan settled: {', '.join(sorted(shared)[:2]).lstrip('#')}", True
 
 
