@@ -347,6 +347,10 @@ STILL_TRUE: list[tuple[str, str]] = [
     ("I work in a warehouse.", "I work the night shift, 10pm to 6am."),
     ("The gym fee went up in March.", "My gym class moved to Thursdays at 7pm."),
     ("薬は朝食の後に飲むようにしている。", "痛み止めの薬が一日三回に増えました。"),
+    # an earlier one of the thing
+    ("I ride a Trek bike to work.", "My previous bike was stolen from the station."),
+    ("今は社内の新しいアプリ開発を担当している。", "前のプロジェクトは途中で中止になった。"),
+    ("週末は祖母の家に行く予定。", "祖母の家の猫が先週亡くなった。"),
 ]
 
 STILL_CHANGES: list[tuple[str, str]] = [
@@ -362,6 +366,8 @@ STILL_CHANGES: list[tuple[str, str]] = [
     ("I live in Hartley.", "dont live in hartley anymore, moved to Dunmore"),
     ("My yoga class is on Mondays at 6pm.", "My yoga class moved to Thursdays at 7pm."),
     ("痛み止めの薬を一日二回飲んでいる。", "痛み止めの薬が一日三回に増えました。"),
+    ("I drive an old Honda Civic.", "Finally sold my old Civic!"),
+    ("柴犬のハナを飼っています。", "ハナは先月の終わりに亡くなりました。"),
 ]
 
 

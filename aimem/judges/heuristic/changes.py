@@ -174,6 +174,11 @@ NO_LONGER = rx(
     r"stopped being|not … anymore",
     ja="もう.{0,12}(?:ない|ません|ていない|てない)|しなくなっ|やめて|じゃなくなっ|ではなくなっ",
 )
+#: An earlier one of a thing: ending it ends nothing the user holds now.
+PREVIOUS = re.compile(
+    r"\b(?:my|our|the) (?:(?:previous|former) \w+|ex-\w+)"
+    r"|(?:^|[、。\s]|(?<=[はがをもで]))(?:前|以前|元|昔|先代)の"
+)
 #: A correction: the old fact was never true ("not actually allergic").
 CORRECTION = rx(
     r"not actually|actually not|actually i'm not|actually i am not|turns out i'm not|"

@@ -18,7 +18,15 @@ from .frames import negated_only
 from .slot_changes import first, held
 from .statement import content_tokens
 
-__all__ = ["about_user", "ended", "ended_thing", "held_alike", "shared_tokens", "specific"]
+__all__ = [
+    "about_user",
+    "ended",
+    "ended_thing",
+    "ends_previous",
+    "held_alike",
+    "shared_tokens",
+    "specific",
+]
 
 
 def about_user(o: Clause) -> bool:
@@ -77,7 +85,7 @@ def ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
         return None
     if n.reading.slot("pet") and not o.reading.slot("pet"):
         return None  # a pet's death ends the pet, not "goldfish scooping at the fair"
-    what = _ended_thing(n)
+    what = ended_thing(n)
     if what is None:
         if negated_only(o.low, n.low):
             return f"now denied: {_label(o)}", True
@@ -177,28 +185,25 @@ _ARG_STOP = re.compile(
 )
 
 
-#: An earlier one of a thing: ending it ends nothing the user holds now.
-_PREVIOUS = re.compile(
-    r"\b(?:my|our|the) (?:old|previous|former|last|ex-?)\s?\w+"
-    r"|(?:^|[、。\s]|(?<=[はがをもで]))(?:前|以前|元|昔|先代)の"
-)
+def ends_previous(n: Clause) -> bool:
+    """Whether the clause ends an earlier one of a thing ("my old car", "前のプロジェクト")."""
+    return bool(ch.PREVIOUS.search(n.low))
 
 
 def ended_thing(n: Clause) -> frozenset[str] | None:
-    """The tokens of what the new clause ends ("sold the Corolla" -> corolla), or None."""
-    return _ended_thing(n)
+    """The tokens of what the new clause ends, denies or corrects; None when it ends nothing.
 
-
-def _ended_thing(n: Clause) -> frozenset[str] | None:
-    """The tokens of what the new clause ends, denies or corrects; None when it ends nothing."""
+    "Sold the Corolla last week" -> corolla; "my old car got stolen" ends nothing the user
+    holds now.
+    """
     low = n.low
+    if ends_previous(n):
+        return None
     if n.ja:
         m = ch.END_ACT.search(low) or ch.END_EVENT.search(low) or ch.NO_LONGER.search(low)
         if not m:
             return None
         window = low[max(0, m.start() - 14) : m.start()]
-        if _PREVIOUS.search(window):
-            return frozenset()  # "前のプロジェクトは中止": the previous one, not the current
         modifiers: set[str] = set()  # "実家の犬が亡くなった" ends the dog, not 実家
         for mod in re.findall(r"([^\s、。はがをにでとも]+)の", window):
             modifiers |= content_tokens(mod)
@@ -208,8 +213,6 @@ def _ended_thing(n: Clause) -> frozenset[str] | None:
         start = max(low.rfind(p, 0, marker.start()) for p in ",;—–(")
         stops = [i for i in (low.find(p, marker.end()) for p in ",;—–(") if i != -1]
         return content_tokens(low[start + 1 : min(stops, default=len(low))])
-    if _PREVIOUS.search(low):
-        return frozenset()  # "my old car got stolen": not the car the user has now
     m = ch.END_ACT.search(low)
     if m:
         after = low[m.end() :]

@@ -155,6 +155,8 @@ def _possession(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | No
     if not s.param & t.param:
         return None
     what = sorted(s.param)[0]
+    if ch.PREVIOUS.search(n.low):
+        return None  # "my old car got stolen": not the one the user has now
     if (ch.END_ACT.search(n.low) or ch.END_EVENT.search(n.low)) and held(o):
         return f"{what} ended", True
     if _differs(s, t) and changed(n):

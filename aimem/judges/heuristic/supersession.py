@@ -42,7 +42,15 @@ from . import changes as ch
 from . import slots as sv
 from .clauses import Clause, clauses
 from .cues import rx
-from .ends import about_user, ended, ended_thing, held_alike, shared_tokens, specific
+from .ends import (
+    about_user,
+    ended,
+    ended_thing,
+    ends_previous,
+    held_alike,
+    shared_tokens,
+    specific,
+)
 from .frames import same_frame
 from .slot_changes import changed, first, held, slot_changed
 from .statement import content_tokens, read
@@ -455,6 +463,8 @@ def _plan_settled(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A decision, booking or cancellation of the plan the old clause holds."""
     if n.mood not in ("stated", "joint") or not _same_subject(n, o) or ch.HEARSAY.search(o.low):
         return None
+    if ends_previous(n):
+        return None  # "the previous trip was cancelled" settles no plan at hand
     shared = specific(n.reading.tokens & o.reading.tokens)
     if not (
         _decides(n)
