@@ -242,6 +242,13 @@ def test_related_memory_matches_on_interpreted_content_and_japanese(
         "私の退勤は18時です。",
         "大学で心理学を専攻しています。",
         "自転車はブリヂストンのクロスバイクです。",  # a thing owned, its "my" dropped
+        "User's maiden name is Carvalho.",  # the user's own name
+        "I'm on the Billing team.",  # work: a team, a project led, an occupation
+        "User is leading the Orion rollout project.",
+        "im a warehouse picker at Dunmore Logistics",
+        "I'm on the family Spotify plan.",  # a membership or plan paid for
+        "ユーザーはコストコの会員。",
+        "スペイン語を独学中です。",
     ],
 )
 def test_a_terse_standing_fact_clears_the_default_threshold(

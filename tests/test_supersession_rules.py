@@ -351,6 +351,12 @@ STILL_TRUE: list[tuple[str, str]] = [
     ("I ride a Trek bike to work.", "My previous bike was stolen from the station."),
     ("今は社内の新しいアプリ開発を担当している。", "前のプロジェクトは途中で中止になった。"),
     ("週末は祖母の家に行く予定。", "祖母の家の猫が先週亡くなった。"),
+    # another owner's thing; a preference that is not a correction
+    ("会社のプリンターはキヤノン。", "家のプリンターはブラザーに買い替えました。"),
+    ("I drink coffee every morning.", "I like tea, not coffee."),
+    ("My sister is a nurse.", "My brother is Tom."),
+    ("Please reply to me in German.", "Could you answer this one in French?"),
+    ("Call me Ngozi.", "Please call me when the report is ready."),
 ]
 
 STILL_CHANGES: list[tuple[str, str]] = [
@@ -367,6 +373,24 @@ STILL_CHANGES: list[tuple[str, str]] = [
     ("My yoga class is on Mondays at 6pm.", "My yoga class moved to Thursdays at 7pm."),
     ("痛み止めの薬を一日二回飲んでいる。", "痛み止めの薬が一日三回に増えました。"),
     ("I drive an old Honda Civic.", "Finally sold my old Civic!"),
+    # an attribute changed to a value, a value set aside, a value changed from
+    ("User's last name is Moreau.", "User changed her last name to Lindqvist after marrying."),
+    ("ユーザーの名字は森。", "ユーザーは結婚して名字が石井になった。"),
+    ("家のプリンターはキヤノン。", "家のプリンターはブラザーに買い替えました。"),
+    ("My physio session is Friday at 10am.", "Sorry: the physio is Thursday at 10am, not Friday."),
+    ("連絡は電話でお願いします。", "連絡は電話じゃなくてメールでお願いします。"),
+    ("チーム名は「若葉」です。", "チーム名が「若葉」から「紅葉」に変わりました。"),
+    # a frame with one value: "my watch is ...", a subject's own verb
+    ("My phone is a Pixel 6.", "My phone is a Pixel 8."),
+    ("The choir meets on Mondays at 7pm.", "The choir meets on Wednesdays at 7pm."),
+    # laid off from the place the old job names; a new manager after the old one left
+    ("User works at Norling Foods as a buyer.", "User was laid off from Norling Foods last month."),
+    ("My manager is Anika Shah.", "Anika left, so my new manager is Rob Ellis."),
+    ("I teach chemistry at Oakfield College.", "I left teaching last year and now I run a bakery."),
+    ("I cycle to work on my blue Raleigh.", "Someone nicked my Raleigh from the rack yesterday."),
+    ("Address me as Dr Okoye.", "Please address me as Ngozi from now on."),
+    ("Please reply to me in German.", "From now on could you answer in French?"),
+    ("タブレットはiPadを使っています。", "タブレットをGalaxy Tabに機種変しました。"),
     ("柴犬のハナを飼っています。", "ハナは先月の終わりに亡くなりました。"),
 ]
 

@@ -98,7 +98,8 @@ UNREAL = rx(
     r"simulation|campaign|fic|fanfic|scenario)|my (?:character|sim|avatar|oc|persona)|"
     r"the character|roleplay|role-play|role play|let's pretend|pretend (?:that|i|we|you|to)|"
     r"imagine (?:that|i|we|you|if)|hypothetically|translate|translation|translating|"
-    r"example sentence|as an example|for example|quote|quoting|tell (?:the user|him|her|them)|"
+    r"example sentence|as an example|for example|quote (?:from|by|me|him|her|them|this)|"
+    r"quoting|in quotes|tell (?:the user|him|her|them)|"
     r"is what (?:\w+ ){1,3}(?:says|said|thinks|claims|believes)|fictional|fiction|dreamt|"
     r"dreamed|what if",
     ja="物語|小説|ストーリー|ゲームで|ゲームの中|キャラ|役で|役の|夢で|夢の中|翻訳|訳して|英訳|"
@@ -142,6 +143,7 @@ INSTRUCTION = rx(
 #: A state ended, by the user's act (the thing ended follows: "sold the Corolla").
 END_ACT = rx(
     r"quit|quitted|quitting|stopped|stopping|gave up|given up|give up|giving up|sold|selling|"
+    r"stole|nicked|pinched|swiped|"
     r"cancell?ed|cancell?ing|dropped|ditched|dumped|left|leaving|resigned|retired|"
     r"closed|shut down|ended|ending|terminated|gave away|given away|got rid of|donated|"
     r"traded in|trading in|scrapped|wrote off|lost|moved out of|broke up with|split up with|"
@@ -178,6 +180,25 @@ NO_LONGER = rx(
 PREVIOUS = re.compile(
     r"\b(?:my|our|the) (?:(?:previous|former) \w+|ex-\w+)"
     r"|(?:^|[、。\s]|(?<=[はがをもで]))(?:前|以前|元|昔|先代)の"
+)
+#: The value a correction sets aside: "Tuesday the 9th, not Monday", "メールじゃなくてLINE".
+NOT_VALUE = re.compile(
+    r"(?:,|;|—|–)\s*(?:and )?not (?:on |at |in |the |my |a |an )?(?P<v>[\w.'&+-]+(?: [\w.'&+-]+)?)"
+    r"\s*(?:[.,;!?)]|$)|\brather than (?:the |my |a |an )?(?P<w>[\w.'&+-]+)"
+    r"|(?P<ja>[^\s、。はがを「」]{1,12})」?(?:じゃなくて|ではなくて|じゃなく|ではなく)"
+)
+#: An attribute changed to a new value: "changed her surname to Okafor", "名字が高橋になった",
+#: "パソコンはMacBook Airに買い替えました". The attribute is what the old fact must state.
+ATTRIBUTE_CHANGED = re.compile(
+    r"\b(?:changed|switched|updated|changing|switching) (?:my|her|his|their|our|the) "
+    r"(?P<en>\w+(?: \w+)?) (?:to|over to)\b"
+    r"|(?<![\u4e00-\u9fff\u30a0-\u30ffー々])(?!ユーザー)(?P<ja>[\u4e00-\u9fff\u30a0-\u30ffー々]{2,8})(?:が|は|を)[^、。]{1,16}?(?:に|へ)"
+    r"(?:なった|なりました|変わった|変わりました|変更し|買い替え|乗り換え|替え|換え|機種変)"
+)
+#: A Japanese change from a named value: "「青嵐」から「凪」に変わりました".
+FROM_VALUE_JA = re.compile(
+    r"「?(?P<v>[^\s、。はがを「」]{1,12})」?から「?[^\s、。]{1,12}?(?:に|へ)"
+    r"(?:変わ|変更|替え|換え|乗り換え|切り替え|移|なりました|なった)"
 )
 #: A correction: the old fact was never true ("not actually allergic").
 CORRECTION = rx(

@@ -38,7 +38,7 @@ MAX_CLAUSES = 12
 
 #: A clause that opens with its own subject (else it shares the sentence's subject).
 _OWN_SUBJECT = re.compile(
-    r"^(?:i|i'm|im|i've|i'd|i'll|we|we're|we've|we'd|we'll|my|our|the|his|her|their|"
+    r"^(?:(?:so|and|but|then|because|now)\s+)?(?:i|i'm|im|i've|i'd|i'll|we|we're|we've|we'd|we'll|my|our|the|his|her|their|"
     r"he|she|they|it|it's|this|that|there|user|the user|you|your|[a-z]+'s)\b"
 )
 #: "…my address, which is now 12 Hill St": the relative clause states the noun's value.

@@ -305,7 +305,8 @@ GOAL_STAKES = rx(
 )
 NAME = re.compile(
     r"\b(?:named|called|name is|name's|names are)\s+\S"
-    r"|名前は|という名前|って名前|名前が|「[^」]{1,12}」(?:という|って|で)"
+    r"|\b(?:surname|last name|first name|maiden name|nickname|pronouns)\b"
+    r"|名字|苗字|旧姓|名前は|という名前|って名前|名前が|「[^」]{1,12}」(?:という|って|で)"
 )
 # A relation word followed by a capitalised given name: "son Kenji", "husband is Daniel".
 # Matched on the original case, since the capital is the signal.
@@ -351,7 +352,7 @@ ROUTINE_HOBBY = rx(
     ja="趣味|毎日|毎朝|毎晩|毎週|週末|週に|よく|普段|習って|教室|練習|始めました|始めた|通って|"
     "ゲーム|将棋|囲碁|読書|小説|映画|音楽|ジャズ|ギター|ピアノ|ランニング|ジョギング|登山|"
     "釣り|料理|温泉|写真|アニメ|漫画|マンガ|ドラマ|筋トレ|ヨガ|サウナ|飼って|読む|聴く|ジム|"
-    "家庭菜園|ガーデニング|育てて|日課|散歩|英会話|たいてい|大抵",
+    "家庭菜園|ガーデニング|育てて|日課|散歩|英会話|たいてい|大抵|勉強中|独学|勉強して|習い事",
 )
 TOOLS = rx(
     r"python|rust|golang|javascript|typescript|java|kotlin|swift|c\+\+|c#|ruby|php|haskell|"
@@ -361,13 +362,15 @@ TOOLS = rx(
     r"jetbrains|git|github|gitlab|jira|notion|obsidian|slack|figma|excel|hugo|netlify|vercel|"
     r"wordpress|react|vue|django|flask|fastapi|rails|pytest|unittest|jest|terraform|ps5|"
     r"playstation|xbox|nintendo|switch|steam|kindle|spotify|keyboards?|monitors?|"
+    r"member of|membership|subscription|subscribed to|"
+    r"(?:basic|premium|family|free|pro) (?:\w+ )?plan|"
     r"editor|ide|terminal|shell|zsh|tmux|config|setup|machine|laptop|m[1-4]|cli|framework|"
     r"stack|(?:i|we|they|user|also|mainly|mostly|still|now) (?:use|uses|using)|"
     r"(?:i'm|we're|been|started|switched to) using|switched|deploy\w*|markdown|discord|"
     r"standing desk|raspberry pi|"
     r"home assistant|nas|server|homelab|duolingo|anki",
     ja="ps5|switch|mac|windows|linux|rust|python|vs code|ツール|エディタ|パソコン|スマホ|"
-    "iphone|アプリ|cli|使って",
+    "iphone|アプリ|cli|使って|会員|サブスク|契約して|加入して",
 )
 WORK_PLACE = rx(
     r"work(?:s|ing)? (?:as|at|for|in)|at work|my job|my team|my company|my boss|startup|office|"
@@ -375,6 +378,10 @@ WORK_PLACE = rx(
     r"shifts?|developer|engineer|programmer|designer|architect|nurse|doctor|teacher|lawyer|"
     r"accountant|student|researcher|scientist|manager|consultant|freelanc\w*|"
     r"major(?:ing)? in|my degree|my course|my shift|my manager|my project|"
+    r"on the (?:\w+ ){1,3}team|(?:lead|leading|leads|running|managing) the (?:\w+ ){1,3}"
+    r"(?:project|migration|team|launch|rollout)|"
+    r"(?:i'm|im|i am|user is|works? as) an? (?:\w+ )?\w+(?:er|or|ist|ian)\b"
+    r"(?= for| at| in|[.,!]|$)|"
     r"live(?:s)? (?:in|near|with|about|on)|based in|timezone|time zone|cet|cest|pst|pdt|est|"
     r"edt|utc|gmt|jst|my place|neighbou?rhood|apartment|hometown|commute|"
     r"(?:room|house|flat)mates?|live alone|landlord",

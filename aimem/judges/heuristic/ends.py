@@ -110,6 +110,7 @@ _PREDICATES = content_tokens(ch.PREDICATE_WORDS)
 
 
 _WHEN_WORDS = frozenset("last next this every ago since until".split())
+_SUBJECT_PRONOUNS = frozenset("i we you they he she".split())
 _COUNT_WORDS = frozenset("one two three four five six seven eight nine ten a few several".split())
 
 
@@ -121,10 +122,14 @@ def _modifier_only(stem: str, text: str) -> bool:
     """
     words = re.findall(r"[A-Za-z][A-Za-z'-]*|[^\sA-Za-z]", text)
     seen = False
-    for w, after in zip(words, [*words[1:], "."], strict=True):
+    if not words:
+        return False
+    for before, w, after in zip([".", *words[:-1]], words, [*words[1:], "."], strict=True):
         if stem not in content_tokens(w.lower()):
             continue
         seen = True
+        if before.lower() in _SUBJECT_PRONOUNS:
+            return False  # "I teach maths": a verb and its object
         after = after.lower()
         if w[:1].isupper() or not after.isalpha() or after in ch.FUNCTION:
             return False
@@ -224,6 +229,11 @@ def ended_thing(n: Clause) -> frozenset[str] | None:
     m = ch.END_EVENT.search(low)
     if m:
         before = low[: m.start()].split()[-5:]
+        source = re.match(r"\s+(?:from|at|by)\s+(?:my |our |the )?([^,.;!?]+)", low[m.end() :])
+        if source:  # "was laid off from Halvorsen Bank": the bank, not the user
+            arg = source.group(1)
+            stop = _ARG_STOP.search(arg)
+            before = (arg[: stop.start()] if stop else arg).split()[:4]
         return content_tokens(" ".join(before))
     return None
 

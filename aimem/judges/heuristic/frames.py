@@ -31,6 +31,10 @@ __all__ = ["frame_tokens", "negated_only", "same_frame"]
 _MAX_SPAN = 6
 _MAX_SPAN_JA = 14
 _WORD = re.compile(r"[a-z0-9]+(?:['./:\-][a-z0-9]+)*")
+_EVENT_VERBS = frozenset(
+    "meets starts begins ends finishes opens closes runs happens takes leaves departs arrives "
+    "costs lasts".split()
+)
 _AUX = frozenset("is are was were am has have had will would can could does do did".split())
 _PRONOUN = frozenset("i we he she they you it user".split())
 _JA_FILLER = re.compile(r"今は|今では|現在は|現在|最近は|もう|実は|ちなみに|いま|[。、!?！？\s]")
@@ -131,7 +135,7 @@ def _same_frame_en(a: tuple[str, ...], b: tuple[str, ...], changed: bool) -> str
     if len(content) == 1 and a[0] in _PRONOUN and min(len(was), len(now)) > 2:
         return ""  # "I work in a distribution centre" / "I work the early shift": two facts
     frame = " ".join(shared)
-    single = bool(ch.SINGLE_VALUED.search(frame))
+    single = bool(ch.SINGLE_VALUED.search(frame) or _ATTRIBUTE_IS.match(frame))
     if ch.ACCUMULATING.search(frame) and not single and not changed:
         return ""
     if ch.EPISODE.search(" ".join(a)) or ch.EPISODE.search(" ".join(b)):
@@ -167,6 +171,9 @@ def _one_span(
     return i1, i2, j1, j2
 
 
+#: "my watch is a ...": an attribute of the user's with one value at a time.
+_ATTRIBUTE_IS = re.compile(r"(?:my|our|user's) (?:\w+ ){0,2}?\w+ is\b")
+
 _PAST_WORDS = frozenset("was were had did born grew raised used".split())
 
 
@@ -192,7 +199,7 @@ def _value_position(a: tuple[str, ...], start: int) -> bool:
         return True
     # after a subject ("my physio appointment", "usual order") only what follows its verb;
     # the verb itself shared: "my brother is a pilot" is not "my brother hates jazz"
-    verb = next((i for i, w in enumerate(a) if w in _AUX), -1)
+    verb = next((i for i, w in enumerate(a) if w in _AUX or (i and w in _EVENT_VERBS)), -1)
     return verb != -1 and start > verb
 
 

@@ -248,6 +248,16 @@ def _original(text: str) -> str:
     return sv.RESTATED.sub("", text.strip(), count=1) if text.lower().startswith("user:") else text
 
 
+#: A relation named and nothing more: "... is Priya Raman", "... is called Ben".
+_NAMED_AS = re.compile(
+    r"\s+(?:is|'s)\s+(?:called\s+|named\s+)?[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*\s*[.!]?\s*$"
+)
+
+
+#: Capitalised at the start, yet nobody in particular: "Someone nicked my bike".
+_ANYONE = frozenset("someone somebody anyone anybody nobody everyone everybody".split())
+
+
 def _subject(text: str, low: str, ja: bool) -> str:
     """``"user"``, ``"other:<relation>"`` or ``"name:<name>"``: whose fact this is."""
     low = sv.FILLER.sub("", low)
@@ -263,12 +273,14 @@ def _subject(text: str, low: str, ja: bool) -> str:
     if sv.AND_I.match(low):
         return "user"
     m = sv.OTHER_SUBJECT_EN.match(low) or sv.BARE_RELATION_EN.match(low)
+    if m and _NAMED_AS.match(text[m.end() :]):
+        return "user"  # "My manager is Priya Raman": who the user's manager is
     if m:
         return f"other:{(m.group('rel') or m.group('rel2')).split()[-1]}"
     if sv.USER_START.match(low) or sv.AGENT_EN.match(low):
         return "user"
     m = sv.NAMED.match(text)
-    if m and m.group("name").lower() not in sv.GENERIC:
+    if m and m.group("name").lower() not in sv.GENERIC | _ANYONE:
         word = m.group("name").lower()
         if not (sv.EVENT.fullmatch(word) or sv.VERB_LIKE.fullmatch(word)):
             return f"name:{word}"

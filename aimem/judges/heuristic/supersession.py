@@ -94,8 +94,9 @@ def verdicts(content: str, related: Sequence[str]) -> tuple[Verdict, ...]:
     try:
         speaker, said = _speaker(content if isinstance(content, str) else "")
         new = [c for c in clauses(said) if c.mood in ("stated", "planned", "asked")]
-        if not any(c.mood == "stated" or _new_attribute_of(c) for c in new) and not any(
-            _decides(c) for c in new
+        if not any(
+            c.mood == "stated" or _new_attribute_of(c) or _decides(c) or _order_given(c)
+            for c in new
         ):
             return ()
         new += _joint(new)
@@ -119,6 +120,14 @@ def verdicts(content: str, related: Sequence[str]) -> tuple[Verdict, ...]:
 _SPEAKER = re.compile(r"([A-Z][\w'.-]{0,30}(?: [A-Z][\w'.-]{0,30})?): +(?=\S)")
 
 
+#: Labels that open a remark, not a speaker's turn: "Sorry: ...", "Correction: ...".
+_NOT_A_SPEAKER = re.compile(
+    r"(?:sorry|oops|correction|update|note|edit|fyi|btw|ps|reminder|news|ok|okay|so|also|"
+    r"actually|heads up|quick update|quick note|small update|big news|good news|bad news)$",
+    re.I,
+)
+
+
 def _speaker(text: str) -> tuple[str | None, str]:
     """``(speaker, what they said)`` for a labelled turn, else ``(None, text)``.
 
@@ -126,7 +135,7 @@ def _speaker(text: str) -> tuple[str | None, str]:
     subject, and the speaker's name is not a word the two texts have in common.
     """
     m = _SPEAKER.match(text.lstrip())
-    if m is None or m.group(1).lower() in ("user", "original"):
+    if m is None or m.group(1).lower() in ("user", "original") or _NOT_A_SPEAKER.match(m.group(1)):
         return None, text
     return m.group(1).lower(), text.lstrip()[m.end() :]
 
@@ -178,7 +187,7 @@ def _held_facts(old: tuple[Clause, ...]) -> list[Clause]:
     """
     said = [c for c in old if c.mood not in ("asked", "unreal")]
     if not said:
-        return [c for c in old if c.mood == "asked" and _weighty(c)]
+        return [c for c in old if c.mood == "asked" and (_weighty(c) or _standing_order(c.low))]
     if len(said) == 1:
         return said
     facts = [c for c in said if c.fact]
@@ -201,7 +210,7 @@ def _weighty(c: Clause) -> bool:
 def _replaces(n: Clause, o: Clause, *, transcript: bool) -> tuple[str, bool] | None:
     """Whether clause ``n`` replaces the fact of clause ``o``: ``(reason, precise)`` or None."""
     if n.mood == "asked":
-        return _new_attribute(n, o)
+        return _new_attribute(n, o) or _instruction_revised(n, o)
     if n.mood == "joint":
         if o.mood in ("planned", "unsettled"):
             return _plan_settled(n, o)
@@ -226,6 +235,7 @@ def _replaces(n: Clause, o: Clause, *, transcript: bool) -> tuple[str, bool] | N
         _frame_changed,
         _count_changed,
         _renamed,
+        _instruction_revised,
     )
     for rule in rules:
         if transcript and rule in (_frame_changed, _count_changed):
@@ -274,11 +284,91 @@ def _switched(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A substitution: "I switched from Android to an iPhone" replaces what named Android."""
     if not held(o) or not about_user(o) or not held_alike(n, o):
         return None
-    for m in ch.FROM_VALUE.finditer(n.low):
+    for m in [*ch.FROM_VALUE.finditer(n.low), *ch.FROM_VALUE_JA.finditer(n.low)]:
         shared = specific(content_tokens(m.group("v")) & o.reading.tokens)
         if shared:
             return f"replaced: {first(shared).lstrip('#')}", True
+    changed_attr = _attribute_changed(n, o)
+    if changed_attr:
+        return f"changed: {changed_attr}", True
+    for m in ch.NOT_VALUE.finditer(n.low):
+        value = content_tokens(next(g for g in m.groups() if g).rstrip(".'"))
+        shared = value & o.reading.tokens  # a weekday counts here: "Thursday, not Friday"
+        # the value set aside, and the frame too: "the dentist is Tuesday, not Monday" after
+        # "my dentist appointment is on Monday"; "I like tea, not coffee" is no correction of
+        # "I drink coffee every morning"
+        anchor = shared_tokens(n.reading.tokens - value, o.reading.tokens - value)
+        if shared and anchor:
+            return f"corrected: {first(shared).lstrip('#')}", True
     return None
+
+
+_USER_OWNERS = frozenset({"私", "僕", "俺", "うち", "ユーザー", "自分", "家"})
+
+
+def _attribute_changed(n: Clause, o: Clause) -> str:
+    """The attribute the new clause changes and the old one states ("surname", "名字"), or "".
+
+    A Japanese attribute of another owner is another thing: "家のパソコン" is not "会社のパソコン".
+    """
+    m = ch.ATTRIBUTE_CHANGED.search(n.low)
+    if not m:
+        return ""
+    attr = m.group("en") or m.group("ja")
+    if m.group("en"):
+        return attr if re.search(rf"\b{re.escape(attr)}\b (?:is|are|was)\b", o.low) else ""
+    if re.search(sv.OTHER_PERSON_JA, attr) or not re.search(rf"{attr}(?:は|が|:)", o.low):
+        return ""
+    owner_new = re.search(rf"([^\s、。はがを]{{1,4}})の{attr}", n.low)
+    owner_old = re.search(rf"([^\s、。はがを]{{1,4}})の{attr}", o.low)
+    if owner_new and owner_old and owner_new.group(1) != owner_old.group(1):
+        return ""
+    lone = owner_new or owner_old
+    if lone and not (owner_new and owner_old) and lone.group(1) not in _USER_OWNERS:
+        return ""  # "会社のパソコン" against a bare "パソコン": not known to be one
+    return attr
+
+
+#: Words around a standing order that do not change it: "please", "could you", "from now on".
+_ORDER_FRAME = re.compile(
+    r"^(?:(?:please|kindly|and|so|could you|can you|would you|will you|from now on|going forward|"
+    r"in future|from today)[,\s]+)+|(?:[,\s]+(?:please|from now on|going forward|in future|"
+    r"instead|now|thanks|thank you))+[.!?]*$|[.!?]+$"
+)
+_ORDER_VERBS = {"answer": "reply", "respond": "reply", "write": "reply", "talk": "reply"}
+_ORDER_HEADS = frozenset("call reply address refer use format keep send give show".split())
+_FROM_NOW_ON = rx(r"from now on|going forward|in future|from today|instead|now|anymore|any more")
+
+
+def _standing_order(low: str) -> tuple[str, ...]:
+    """A standing order's words without its politeness ("call me liz"), or () if it is none."""
+    words = _ORDER_FRAME.sub("", _ORDER_FRAME.sub("", low.strip())).split()
+    words = [_ORDER_VERBS.get(w, w) for w in words]
+    if words[:3] == ["reply", "to", "me"]:
+        words = ["reply", *words[3:]]  # "reply to me in English" is "reply in English"
+    return tuple(words) if words and words[0] in _ORDER_HEADS else ()
+
+
+def _order_given(c: Clause) -> bool:
+    """Whether a clause gives a standing order from now on ("please call me Liz from now on")."""
+    return bool(_FROM_NOW_ON.search(c.low) and _standing_order(c.low))
+
+
+def _instruction_revised(n: Clause, o: Clause) -> tuple[str, bool] | None:
+    """A standing order given anew: "Please call me Liz from now on" after "Call me Elizabeth".
+
+    Both are orders with the same verb and frame and one new value at the end, and the new
+    one says it holds from now on: a one-off "could you answer in Spanish?" changes nothing.
+    """
+    if not _FROM_NOW_ON.search(n.low):
+        return None
+    a, b = _standing_order(o.low), _standing_order(n.low)
+    if not a or not b or a[0] != b[0]:
+        return None
+    k = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    if k < 2 or k == len(a) or k == len(b) or len(a) - k > 3 or len(b) - k > 3:
+        return None
+    return f"order changed: {' '.join(b[k:])} replaces {' '.join(a[k:])}", True
 
 
 def _entity_ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
