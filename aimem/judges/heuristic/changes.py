@@ -181,21 +181,21 @@ PREVIOUS = re.compile(
     r"\b(?:my|our|the) (?:(?:previous|former) \w+|ex-\w+)"
     r"|(?:^|[、。\s]|(?<=[はがをもで]))(?:前|以前|元|昔|先代)の"
 )
-#: The value a correction sets aside: "Tuesday the 9th, not Monday", "メールじゃなくてLINE".
+#: The value a correction sets aside: "Tuesday the 9th, not Monday", "電話じゃなくてチャット".
 NOT_VALUE = re.compile(
     r"(?:,|;|—|–)\s*(?:and )?not (?:on |at |in |the |my |a |an )?(?P<v>[\w.'&+-]+(?: [\w.'&+-]+)?)"
     r"\s*(?:[.,;!?)]|$)|\brather than (?:the |my |a |an )?(?P<w>[\w.'&+-]+)"
     r"|(?P<ja>[^\s、。はがを「」]{1,12})」?(?:じゃなくて|ではなくて|じゃなく|ではなく)"
 )
-#: An attribute changed to a new value: "changed her surname to Okafor", "名字が高橋になった",
-#: "パソコンはMacBook Airに買い替えました". The attribute is what the old fact must state.
+#: An attribute changed to a new value: "changed his surname to Brandt", "名字が大野になった",
+#: "プリンターはエプソンに買い替えました". The attribute is what the old fact must state.
 ATTRIBUTE_CHANGED = re.compile(
     r"\b(?:changed|switched|updated|changing|switching) (?:my|her|his|their|our|the) "
     r"(?P<en>\w+(?: \w+)?) (?:to|over to)\b"
     r"|(?<![\u4e00-\u9fff\u30a0-\u30ffー々])(?!ユーザー)(?P<ja>[\u4e00-\u9fff\u30a0-\u30ffー々]{2,8})(?:が|は|を)[^、。]{1,16}?(?:に|へ)"
     r"(?:なった|なりました|変わった|変わりました|変更し|買い替え|乗り換え|替え|換え|機種変)"
 )
-#: A Japanese change from a named value: "「青嵐」から「凪」に変わりました".
+#: A Japanese change from a named value: "「若葉」から「紅葉」に変わりました".
 FROM_VALUE_JA = re.compile(
     r"「?(?P<v>[^\s、。はがを「」]{1,12})」?から「?[^\s、。]{1,12}?(?:に|へ)"
     r"(?:変わ|変更|替え|換え|乗り換え|切り替え|移|なりました|なった)"

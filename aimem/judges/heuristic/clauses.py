@@ -56,7 +56,7 @@ _PAST_VERB = re.compile(r"\b(?:\w+ed|was|were|had|got|left|sold|quit|went|came|b
 _QUOTED_SPAN = re.compile(
     r"[\"“]([^\"”]{3,})[\"”]|「([^」]{2,})」|『([^』]{2,})』|(?<!\w)'((?:[^']|(?<=\w)'(?=\w)){6,})'(?!\w)"
 )
-#: Someone else's words about the user: "my coach said, 'you'll quit chess'", 医者に「…」と言われた.
+#: Someone else's words about the user: "my aunt said, 'you'll give up singing'", 「…」と言われた.
 _SAID_TO_USER = re.compile(
     r"\b(?:said|says|told me|tells me|asked me|warned me|keeps saying|used to say)\b[,:]?\s*$"
     r"|^\s*[,]?\s*(?:he|she|they|my \w+) (?:said|says|told me|warned)\b"

@@ -100,7 +100,7 @@ IMPLIED_SUBJECT_EN = re.compile(
     # imperatives addressed to the assistant are the user's standing wishes
     r"always|never|please|don't|do not|reply|respond|answer|write|call|address|speak|talk|"
     r"keep|send|give|show|include|format|remind|avoid|stop|skip|explain|translate|refer|"
-    # a terse note of an appointment ("Dentist on Monday at 9") is the user's own
+    # a terse note of an appointment ("Optician on Thursday at 4") is the user's own
     r"(?:dentist|doctor|gp|physio|optician|haircut|appointment|check-?up)\b(?=.{0,20}"
     + _WHEN_BOOKED
     + "))\\b"

@@ -143,9 +143,9 @@ def _modifier_only(stem: str, text: str) -> bool:
 def _same_sense(stem: str, new: str, old: str, *, place: bool) -> bool:
     """Whether a word shared by an end and an old fact names the same thing in both.
 
-    A name in the new text ("Sold the Focus") is not the old text's common word ("focus on
-    my theory"), unless the old text is typed all in lowercase; and one word of a longer
-    name ("Westerby Rovers") is not the place a move names ("don't live in westerby").
+    A name in the new text ("Sold the Fiesta") is not the old text's common word ("a fiesta
+    in the square"), unless the old text is typed all in lowercase; and one word of a longer
+    name ("Hartley Albion") is not the place a move names ("don't live in hartley").
     """
 
     def forms(text: str) -> list[tuple[str, str]]:
@@ -191,7 +191,7 @@ _ARG_STOP = re.compile(
 
 
 def ends_previous(n: Clause) -> bool:
-    """Whether the clause ends an earlier one of a thing ("my old car", "前のプロジェクト")."""
+    """Whether the clause ends an earlier one of a thing ("my old car", "前の職場")."""
     return bool(ch.PREVIOUS.search(n.low))
 
 
@@ -209,7 +209,7 @@ def ended_thing(n: Clause) -> frozenset[str] | None:
         if not m:
             return None
         window = low[max(0, m.start() - 14) : m.start()]
-        modifiers: set[str] = set()  # "実家の犬が亡くなった" ends the dog, not 実家
+        modifiers: set[str] = set()  # "祖母の家の猫が亡くなった" ends the cat, not 祖母の家
         for mod in re.findall(r"([^\s、。はがをにでとも]+)の", window):
             modifiers |= content_tokens(mod)
         return content_tokens(window) - modifiers

@@ -133,7 +133,7 @@ def _same_frame_en(a: tuple[str, ...], b: tuple[str, ...], changed: bool) -> str
     if a[0] in _PRONOUN and i1 == 1 and max(len(was), len(now)) > 1:
         return ""  # verb and object both new ("prefers window seats", "wants early flights")
     if len(content) == 1 and a[0] in _PRONOUN and min(len(was), len(now)) > 2:
-        return ""  # "I work in a distribution centre" / "I work the early shift": two facts
+        return ""  # "I work in a warehouse" / "I work the night shift": two facts
     frame = " ".join(shared)
     single = bool(ch.SINGLE_VALUED.search(frame) or _ATTRIBUTE_IS.match(frame))
     if ch.ACCUMULATING.search(frame) and not single and not changed:
@@ -220,12 +220,12 @@ def _same_frame_ja(a_low: str, b_low: str) -> str:
         return ""
     if re.search(r"も|追加|ほかに|他に", now) or ch.EPISODE.search(a + b):
         return ""
-    named = all(_JA_NAME.search(span) for span in (was, now))  # "私の上司は佐伯さん"
+    named = all(_JA_NAME.search(span) for span in (was, now))  # "私の担任は田中先生"
     if not (_ja_attribute(head) or named) and not (
         _JA_FRAME_WORD.search(a[topic + 1 : i1] + a[i2:]) and len(a) - i2 >= 2
     ):
-        # "ユーザーは喘息持ち" / "ユーザーは吸入器を持ち歩いている" share a subject only, and
-        # "卵焼きが好き" / "卵アレルギーではない" an object: a frame keeps its predicate
+        # "ユーザーは花粉症" / "ユーザーはマスクを持っている" share a subject only, and
+        # "蕎麦が好き" / "蕎麦アレルギーではない" an object: a frame keeps its predicate
         return ""
     return f"{now} replaces {was}"
 

@@ -66,9 +66,9 @@ def _residence(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | Non
 
 def _job(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
     if not (t.value or t.label):
-        return None  # "my job involves dashboards" names no job a promotion replaces
+        return None  # "my role involves spreadsheets" names no job a promotion replaces
     if s.changed and t.changed and not s.value:
-        return None  # "moved for the new job" after "I start the new job on the 3rd": one job
+        return None  # "moved for the new job" after "I start the new job on the 5th": one job
     if s.changed and not (s.value and s.value <= t.value):
         return _say(f"job changed: {s.label} replaces {t.label}", "job changed", s, t), True
     if _differs(s, t) and changed(n):
@@ -116,7 +116,7 @@ def _schedule(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None
     if not any(sv.SPECIFIC_TIME.search(v) for v in t.value) or o.reading.slot("preference"):
         return None
     if _PAST_EVENT.search(o.low) and not _ROUTINE.search(o.low):
-        return None  # "the fee went up in January" dates a change, not an appointment
+        return None  # "the gym fee went up in March" dates a change, not an appointment
     if _differs(s, t) or (s.value - t.value and t.value - s.value):
         return f"rescheduled: {s.label} replaces {t.label}", changed(n)
     return None
@@ -128,7 +128,7 @@ _ANY_DRUG = frozenset(
 )
 
 
-#: A past event's verb before its time: "went up in January", "was born on".
+#: A past event's verb before its time: "went up in March", "was born on".
 _PAST_EVENT = re.compile(
     r"\b(?:went|was|were|had|did|got|came|began|started|ended|\w{3,}ed)\s+(?:\w+\s+)?(?:in|on|at|last)\b"
 )
@@ -141,7 +141,7 @@ _ROUTINE = re.compile(
 def _dose(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
     drugs = (s.param & t.param) - _ANY_DRUG
     if not drugs:
-        return None  # "薬はお薬カレンダーで管理" names no drug the new dose changes
+        return None  # "薬は朝食の後に飲む" names no drug the new dose changes
     drug = sorted(drugs)[0]
     if (ch.END_ACT.search(n.low) or ch.NO_LONGER.search(n.low)) and held(o):
         return f"no longer takes {drug}", True

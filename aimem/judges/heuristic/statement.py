@@ -248,7 +248,7 @@ def _original(text: str) -> str:
     return sv.RESTATED.sub("", text.strip(), count=1) if text.lower().startswith("user:") else text
 
 
-#: A relation named and nothing more: "... is Priya Raman", "... is called Ben".
+#: A relation named and nothing more: "... is Anika Shah", "... is called Ben".
 _NAMED_AS = re.compile(
     r"\s+(?:is|'s)\s+(?:called\s+|named\s+)?[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*\s*[.!]?\s*$"
 )
@@ -274,7 +274,7 @@ def _subject(text: str, low: str, ja: bool) -> str:
         return "user"
     m = sv.OTHER_SUBJECT_EN.match(low) or sv.BARE_RELATION_EN.match(low)
     if m and _NAMED_AS.match(text[m.end() :]):
-        return "user"  # "My manager is Priya Raman": who the user's manager is
+        return "user"  # "My manager is Anika Shah": who the user's manager is
     if m:
         return f"other:{(m.group('rel') or m.group('rel2')).split()[-1]}"
     if sv.USER_START.match(low) or sv.AGENT_EN.match(low):

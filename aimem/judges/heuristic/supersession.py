@@ -309,7 +309,7 @@ _USER_OWNERS = frozenset({"私", "僕", "俺", "うち", "ユーザー", "自分
 def _attribute_changed(n: Clause, o: Clause) -> str:
     """The attribute the new clause changes and the old one states ("surname", "名字"), or "".
 
-    A Japanese attribute of another owner is another thing: "家のパソコン" is not "会社のパソコン".
+    Another owner's attribute is another thing: "家のプリンター" is not "会社のプリンター".
     """
     m = ch.ATTRIBUTE_CHANGED.search(n.low)
     if not m:
@@ -325,7 +325,7 @@ def _attribute_changed(n: Clause, o: Clause) -> str:
         return ""
     lone = owner_new or owner_old
     if lone and not (owner_new and owner_old) and lone.group(1) not in _USER_OWNERS:
-        return ""  # "会社のパソコン" against a bare "パソコン": not known to be one
+        return ""  # "会社のプリンター" against a bare "プリンター": not known to be one
     return attr
 
 
@@ -507,7 +507,7 @@ def _count_changed(n: Clause, o: Clause) -> tuple[str, bool] | None:
         nn, on = _ja_counts(n.low), _ja_counts(o.low)
         shared = specific(n.reading.tokens & o.reading.tokens)
         if re.search(r"の[一1１][匹頭羽台人個つ](?:は|が)", o.low):
-            return None  # "猫の一匹は黒猫": one of them, not how many
+            return None  # "犬の一匹は柴犬": one of them, not how many
         if nn and on and not nn & on and shared:
             return f"count changed: {first(shared)}", False
         return None
@@ -566,10 +566,10 @@ def _plan_settled(n: Clause, o: Clause) -> tuple[str, bool] | None:
             return f"plan done: {', '.join(sorted(shared)[:2]).lstrip('#')}", False
         return None
     thing = ended_thing(n)
-    if thing:  # "実家の犬が亡くなって" ends the dog, not the plan to visit 実家
+    if thing:  # "祖母の家の猫が亡くなって" ends the cat, not the plan to visit 祖母の家
         shared = shared_tokens(thing, o.reading.tokens) or (shared if _decides(n) else frozenset())
     if not shared or (_OTHER_OCCASION.search(n.low) and not _OTHER_OCCASION.search(o.low)):
-        return None  # "the trip we planned in 2019 got cancelled" is not this year's trip
+        return None  # "the holiday we booked back in 2018 got cancelled" is not this year's trip
     return f"plan settled: {', '.join(sorted(shared)[:2]).lstrip('#')}", True
 
 
