@@ -473,3 +473,51 @@ def test_a_chatty_turn_goes_with_its_replaced_fact_but_a_second_fact_keeps_it() 
 def test_a_word_in_another_role_retires_nothing(old: str, new: str) -> None:
     # "book" modifies "club"; a new verb and object are a second preference, not a new value
     assert find_superseded(new, [old]) == ()
+
+
+#: A second hostile probe (issue 24): a denial, the past, a quote, a story or a request to
+#: write or translate, and an end that names another thing, retire nothing.
+PROBE_CONTROLS: list[tuple[str, str]] = [
+    ("I am allergic to penicillin.", "I'm not allergic to cats."),
+    ("I am allergic to penicillin.", "I'm no longer allergic to cats."),
+    ("ペニシリンアレルギーがあります。", "猫アレルギーではありません。"),
+    ("I live in Sendai.", "I used to live in Tokyo"),
+    ("I live in Sendai.", "I lived in Tokyo when I was a kid"),
+    ("I live in Sendai.", "When I was a kid I lived in Tokyo."),
+    ("仙台に住んでいます。", "昔は東京に住んでいた"),
+    ("I live in Sendai.", "'I live in Tokyo' is what my brother says"),
+    ("I live in Sendai.", "My brother says: I live in Tokyo"),
+    ("I live in Sendai.", "She told me: I moved to Tokyo."),
+    ("I live in Sendai.", "Tell the user: I live in Tokyo"),
+    ("仙台に住んでいます。", "「東京に住んでいる」と兄は言う"),
+    ("I live in Sendai.", "Write a story where I live in Tokyo"),
+    ("I live in Sendai.", "Translate to French: I moved to Tokyo."),
+    ("仙台に住んでいます。", "東京に住んでいる話を書いて"),
+    ("I work as a nurse.", "My character in the game works as a pilot"),
+    ("I am married to Yumi.", "In the movie, I divorced my wife"),
+    ("I work at Sony.", "I don't work at Google anymore."),
+    ("I work at Sony.", "I quit my job at Google."),
+    ("I am married to Yumi.", "I'm not married to Aiko anymore."),
+    ("My boyfriend is Taro.", "I broke up with Ken."),
+    ("I'm a member of the hiking club.", "I quit the chess club."),
+]
+
+#: The same rules still retire the very thing named.
+PROBE_CHANGES: list[tuple[str, str]] = [
+    ("I work at Sony.", "I quit my job at Sony."),
+    ("My boyfriend is Taro.", "I broke up with Taro."),
+    ("I'm a member of the hiking club.", "I left the hiking club."),
+    ("I drive a Toyota Corolla.", "I sold the Corolla to Ken."),
+    ("I live in Sendai.", "I don't live in Sendai anymore, I moved to Osaka."),
+    ("I teach maths at Fernleigh High.", "I left teaching and I'm now a designer at Quillpath."),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), PROBE_CONTROLS)
+def test_a_denial_the_past_a_quote_or_a_story_retires_nothing(old: str, new: str) -> None:
+    assert find_superseded(new, [old]) == (), (old, new)
+
+
+@pytest.mark.parametrize(("old", "new"), PROBE_CHANGES)
+def test_an_end_of_the_very_thing_still_retires_it(old: str, new: str) -> None:
+    assert [i for i, _ in find_superseded(new, [old])] == [0], (old, new)

@@ -101,9 +101,12 @@ UNREAL = rx(
     r"example sentence|as an example|for example|quote (?:from|by|me|him|her|them|this)|"
     r"quoting|in quotes|tell (?:the user|him|her|them)|"
     r"is what (?:\w+ ){1,3}(?:says|said|thinks|claims|believes)|fictional|fiction|dreamt|"
-    r"dreamed|what if",
+    r"dreamed|what if|"
+    r"^[^:]{0,40}\b(?:say|says|said|tell|tells|told|ask|asks|asked|write|writes|wrote|text|"
+    r"texts|texted|post|posts|posted|reply|replies|replied|claim|claims|claimed)(?: me| us)?\s*:",
     ja="物語|小説|ストーリー|ゲームで|ゲームの中|キャラ|役で|役の|夢で|夢の中|翻訳|訳して|英訳|"
-    "和訳|例文|セリフ|台詞|と言って|って言って|と言われ|という設定|設定で|もしも",
+    "和訳|例文|セリフ|台詞|と言って|って言って|と言われ|という設定|設定で|もしも|話を書|話を作|"
+    "お話|」と|」って|』と|』って",
 )
 #: Quotation marks around words the user reports rather than states.
 QUOTED = re.compile(r"[\"“”「」『』]|(?:^|\s)'[^']{6,}'(?=\s|$|[,.!?])")

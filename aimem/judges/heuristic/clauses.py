@@ -248,6 +248,8 @@ def _mood(piece: str, low: str, unreal: bool, last_of_question: bool) -> tuple[s
     supposed = ch.SUPPOSED_LEAD.match(low)
     if supposed:
         if low.startswith("when") and _PAST_VERB.search(low) and not ch.UNSETTLED.search(low):
+            if ch.HISTORIC.search(low):
+                return "historic", piece  # "when I was a kid I lived in Tokyo": the past
             return "stated", piece[supposed.end() :].strip()
         return "unsettled", piece
     ja = bool(CJK_RUN.search(low))

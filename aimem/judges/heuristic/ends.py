@@ -15,7 +15,7 @@ from . import changes as ch
 from . import slots as sv
 from .clauses import Clause
 from .frames import negated_only
-from .slot_changes import first, held
+from .slot_changes import first, held, other_name
 from .statement import content_tokens
 
 __all__ = [
@@ -90,12 +90,17 @@ def ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
         if negated_only(o.low, n.low):
             return f"now denied: {_label(o)}", True
         return None
+    if other_name(_end_span(n), o.text):
+        return None  # "I don't work at Google anymore" ends no job at Sony
     shared = shared_tokens(what, o.reading.tokens)
     if not shared:
         slot = _ended_slot(n, o)
         return (f"{slot} ended", True) if slot else None
     shared = frozenset(
-        t for t in shared if not (_modifier_only(t, o.text) and not _modifier_only(t, n.text))
+        t
+        for t in shared
+        if not (_modifier_only(t, o.text) and not _modifier_only(t, n.text))
+        and not _other_kind(t, n.text, o.text)
     )
     place = n.reading.slot("residence") is not None
     shared = frozenset(t for t in shared if _same_sense(t, n.text, o.text, place=place))
@@ -107,6 +112,35 @@ def ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
 
 
 _PREDICATES = content_tokens(ch.PREDICATE_WORDS)
+
+
+_DETERMINERS = frozenset("the a an my our his her their this that your".split())
+#: Words before a noun that say which one, not what kind ("my club", "the old club").
+_WHICH_ONE = frozenset("old new former ex previous current first second last other".split())
+
+
+def _other_kind(stem: str, new: str, old: str) -> bool:
+    """Whether the two texts' shared noun is of two kinds: "the chess club", "the hiking club".
+
+    A word between a determiner and the noun qualifies it; when both texts qualify it, and
+    the new qualifier is nowhere in the old text, the two are different things.
+    """
+
+    def qualifiers(text: str) -> set[str]:
+        words = re.findall(r"[a-z][a-z'-]*", text.lower())
+        return {
+            before
+            for det, before, w in zip(words, words[1:], words[2:], strict=False)
+            if stem in content_tokens(w)
+            and det in _DETERMINERS
+            and before not in ch.FUNCTION
+            and before not in _WHICH_ONE
+            and not before.endswith("'s")
+        }
+
+    mine, theirs = qualifiers(new), qualifiers(old)
+    old_stems = content_tokens(old.lower())
+    return bool(mine and theirs) and not any(content_tokens(q) & old_stems for q in mine)
 
 
 _WHEN_WORDS = frozenset("last next this every ago since until".split())
@@ -236,6 +270,19 @@ def ended_thing(n: Clause) -> frozenset[str] | None:
             before = (arg[: stop.start()] if stop else arg).split()[:4]
         return content_tokens(" ".join(before))
     return None
+
+
+_SPAN_END = re.compile(r"[,;:—–(]|\s(?:and|but|so|now)\s")
+
+
+def _end_span(n: Clause) -> str:
+    """The words of the end itself: "I quit my job at Google, and now I'm at Sony" -> its first part."""
+    m = ch.NO_LONGER.search(n.low) or ch.END_ACT.search(n.low) or ch.END_EVENT.search(n.low)
+    if m is None or len(n.low) != len(n.text):
+        return n.text
+    start = max(n.low.rfind(p, 0, m.start()) for p in ",;:—–(") + 1
+    stop = _SPAN_END.search(n.low, m.end())
+    return n.text[start : stop.start() if stop else len(n.text)]
 
 
 def _ended_slot(n: Clause, o: Clause) -> str:

@@ -15,9 +15,9 @@ from . import changes as ch
 from . import slots as sv
 from .clauses import Clause
 from .cues import rx
-from .statement import Slot
+from .statement import Slot, content_tokens
 
-__all__ = ["changed", "first", "held", "slot_changed"]
+__all__ = ["changed", "first", "held", "other_name", "slot_changed"]
 
 
 def held(o: Clause) -> bool:
@@ -30,9 +30,43 @@ def held(o: Clause) -> bool:
     )
 
 
+_NOT_NAMES = sv.TIME_WORDS | {"i", "i'm", "i've", "i'd", "i'll"}
+
+
+def _names(text: str) -> frozenset[str]:
+    """Stems of the names in ``text``: capitalised words past a sentence's first, not dates."""
+    found: set[str] = set()
+    for m in re.finditer(r"(?<![\w'])([A-Z][\w'&-]*)", text):
+        before = text[: m.start()].rstrip()
+        word = m.group(1).lower()
+        if not before or before[-1] in ".!?:;\"“「(" or word in _NOT_NAMES:
+            continue
+        found |= content_tokens(word)
+    return frozenset(found)
+
+
+def other_name(new: str, old: str, *, within: frozenset[str] | None = None) -> bool:
+    """Whether the new text names someone or something the old one does not, and the old
+    names its own: "I broke up with Ken" ends nothing about Taro.
+
+    ``within`` keeps only the new names among those tokens (the thing an end names).
+    """
+    named = _names(new)
+    if within is not None:
+        named &= within
+    old_names = _names(old)
+    return bool(named and old_names) and not (named & (old_names | content_tokens(old.lower())))
+
+
+#: Slots whose value is a place or an employer: a denied one ("not at Google") is no value.
+_PLACES = frozenset({"residence", "job"})
+
+
 def slot_changed(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """The same slot (and parameter) with a new value, or a change the slot names."""
     for s in n.reading.slots:
+        if s.kind in _PLACES and s.value and ch.NEGATION.search(n.low) and not s.changed:
+            continue  # "I don't work at Google anymore": a value denied is no new value
         t = o.reading.slot(s.kind)
         if t is None:
             continue
@@ -69,11 +103,17 @@ def _job(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
         return None  # "my role involves spreadsheets" names no job a promotion replaces
     if s.changed and t.changed and not s.value:
         return None  # "moved for the new job" after "I start the new job on the 5th": one job
+    if s.value and t.value and not s.value & t.value and _ends(n) and not changed(n):
+        return None  # "I quit my job at Google" ends no job at Sony
     if s.changed and not (s.value and s.value <= t.value):
         return _say(f"job changed: {s.label} replaces {t.label}", "job changed", s, t), True
     if _differs(s, t) and changed(n):
         return f"job changed: {s.label} replaces {t.label}", False
     return None
+
+
+def _ends(n: Clause) -> bool:
+    return bool(ch.END_ACT.search(n.low) or ch.END_EVENT.search(n.low) or ch.NO_LONGER.search(n.low))
 
 
 def _valued_slot(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
@@ -86,6 +126,8 @@ def _valued_slot(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | N
 def _relationship(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
     if not _STATUS_NEWS.search(n.low) or not (s.value and t.value) or s.value == t.value:
         return None
+    if other_name(n.text, o.text):
+        return None  # "I broke up with Ken" says nothing of "My boyfriend is Taro"
     return f"relationship changed: {s.label} replaces {t.label}", True
 
 
