@@ -276,7 +276,7 @@ _SPAN_END = re.compile(r"[,;:—–(]|\s(?:and|but|so|now)\s")
 
 
 def _end_span(n: Clause) -> str:
-    """The words of the end itself: "I quit my job at Google, and now I'm at Sony" -> its first part."""
+    """The words of the end itself: "I quit my job at Google, now I'm at Sony" -> the first part."""
     m = ch.NO_LONGER.search(n.low) or ch.END_ACT.search(n.low) or ch.END_EVENT.search(n.low)
     if m is None or len(n.low) != len(n.text):
         return n.text

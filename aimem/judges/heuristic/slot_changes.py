@@ -39,21 +39,18 @@ def _names(text: str) -> frozenset[str]:
     for m in re.finditer(r"(?<![\w'])([A-Z][\w'&-]*)", text):
         before = text[: m.start()].rstrip()
         word = m.group(1).lower()
-        if not before or before[-1] in ".!?:;\"“「(" or word in _NOT_NAMES:
+        if not before or before[-1] in '.!?:;"“「(' or word in _NOT_NAMES:
             continue
         found |= content_tokens(word)
     return frozenset(found)
 
 
-def other_name(new: str, old: str, *, within: frozenset[str] | None = None) -> bool:
-    """Whether the new text names someone or something the old one does not, and the old
-    names its own: "I broke up with Ken" ends nothing about Taro.
+def other_name(new: str, old: str) -> bool:
+    """Whether the new text names only things the old one does not, while the old names its own.
 
-    ``within`` keeps only the new names among those tokens (the thing an end names).
+    "I broke up with Ken" ends nothing about Taro.
     """
     named = _names(new)
-    if within is not None:
-        named &= within
     old_names = _names(old)
     return bool(named and old_names) and not (named & (old_names | content_tokens(old.lower())))
 
@@ -113,7 +110,8 @@ def _job(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
 
 
 def _ends(n: Clause) -> bool:
-    return bool(ch.END_ACT.search(n.low) or ch.END_EVENT.search(n.low) or ch.NO_LONGER.search(n.low))
+    low = n.low
+    return bool(ch.END_ACT.search(low) or ch.END_EVENT.search(low) or ch.NO_LONGER.search(low))
 
 
 def _valued_slot(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
