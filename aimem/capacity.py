@@ -3,7 +3,8 @@
 Rules (DESIGN.md): among a namespace's active, unpinned, judged memories, first every
 one scoring below ``min_priority_score``, then the lowest (priority asc, created_at asc,
 id asc) until at most ``max_memories`` remain. Pinned and pending memories never reach
-this function. ``protected`` ids (a memory being restored) are skipped, never chosen.
+this function. ``protected`` ids (a memory being restored) are stepped over while others
+can go; the cap itself always holds.
 """
 
 from __future__ import annotations
@@ -71,11 +72,12 @@ def choose_forgotten(
         lowest: every below-min memory and the ``needed_candidates(...)`` lowest others.
         active: how many active, unpinned, judged memories the namespace holds now.
         policy: the cap and threshold.
-        protected: ids that must stay (a just-restored memory).
+        protected: ids to spare while others can go (a just-restored memory).
     """
     chosen: list[tuple[Candidate, str]] = []
     remaining = active
-    for candidate in sorted(lowest, key=forgetting_order):
+    ordered = sorted(lowest, key=forgetting_order)
+    for candidate in ordered:
         if candidate.id in protected:
             continue
         if candidate.priority_score < policy.min_priority_score:
@@ -85,4 +87,12 @@ def choose_forgotten(
         else:
             break
         remaining -= 1
-    return chosen
+    # Protection spares a memory, never the cap: when only protected ones are left to
+    # archive (more restored at once than the cap holds), the lowest of them go too.
+    for candidate in ordered:
+        if remaining <= policy.max_memories:
+            break
+        if candidate.id in protected:
+            chosen.append((candidate, OVER_CAPACITY))
+            remaining -= 1
+    return sorted(chosen, key=lambda pair: forgetting_order(pair[0]))

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 from .exceptions import AimemError, JudgeError, ValidationError
 from .judges.base import Judge, judge_source
+from .judges.heuristic.ends import names_held_value
+from .judges.heuristic.supersession import find_superseded
 from .models import Interpretation, Memory
 from .retrieval import Retriever
 from .settings import Settings
@@ -169,7 +171,9 @@ class Judging:
                     check_supersedes(interp.supersedes, len(related))
                 except ValidationError as exc:
                     raise ValidationError(f"Refused what {what} returned: {exc}") from None
-                superseded = tuple(related[i].id for i in interp.supersedes)
+                superseded = tuple(
+                    related[i].id for i in interp.supersedes if may_retire(content, related[i])
+                )
                 reason = interp.supersede_reason
         embedder = self.retriever.embedder
         if vector is not None and not np.any(vector):
@@ -305,3 +309,17 @@ class Judging:
                 raise failure
             made.append(self.new_memory(content, None, "pending", user_context, vector_))
         return made
+
+
+def may_retire(content: str, memory: Memory) -> bool:
+    """Whether a save may supersede ``memory``: always, unless the user restored it.
+
+    A restore says "this still holds", so later saves leave it be; only an explicit change
+    of that very fact retires it again: an offline precise rule's end or change that names
+    its value ("I no longer live in Sendai", "we moved from Sendai to Osaka").
+    """
+    if memory.restored_at is None:
+        return True
+    return bool(find_superseded(content, [memory.content], precise=True)) and names_held_value(
+        content, memory.content
+    )

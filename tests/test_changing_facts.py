@@ -131,10 +131,13 @@ def test_a_wrong_supersession_is_undone_by_restore_and_stays(db_url: str) -> Non
         assert back.archived_at is None and back.superseded_by is None
         assert back.restored_at is not None
         assert s.history(old.id)[-1].event == "restore"
-        # the next unrelated saves fill the cap: the restored (lowest) memory stays
+        # a later save's supersession leaves it be
+        s.save("Sapporo is cold in winter {retires Sendai}")
+        assert s.get(old.id).archived_at is None
+        # but the restore spared it once, not forever: when the cap fills, the lowest goes
         for text in ("I play the cello [score=0.5]", "I like green tea [score=0.6]"):
             s.save(text)
-        assert s.get(old.id).archived_at is None
+        assert s.get(old.id).archive_reason == "over_capacity"
         assert s.stats().count == 3
 
 

@@ -69,7 +69,12 @@ class Backend:
 
     def close(self) -> None:
         """Release every pooled connection."""
-        raise NotImplementedError
+        self.engine.dispose()
+
+    def after_fork(self) -> None:
+        """In a forked child: the parent's pooled connections stay its own, unclosed."""
+        self.engine.dispose(close=False)
+        self._vectors.forget()  # and the lock a vanished thread may hold
 
     @property
     def path(self) -> Path | None:
@@ -164,14 +169,17 @@ class Backend:
         archived: Sequence[str] = (),
         protected: frozenset[str] = frozenset(),
         force: bool = False,
+        supersessions: Sequence[cap.Supersession] = (),
     ) -> tuple[list[Memory], list[Memory]]:
-        """The tail of every write: capacity (if auto-prune or ``force``), upkeep, reload.
+        """Every write's tail: supersessions, capacity (auto-prune or ``force``), reload.
 
         Returns ``(the memories ids names, as they are now; every memory archived)``.
         """
+        capacity = policy.auto_prune or force
         gone = [*archived]
-        if policy.auto_prune or force:
-            gone += cap.apply_capacity(conn, namespace, policy, protected)
+        gone += cap.supersede_then_apply(
+            conn, namespace, policy, supersessions, protected=protected, capacity=capacity
+        )
         self._after_archive(conn, len(gone))
         now = q.by_ids(conn, [*ids, *gone])
         return [now[i] for i in ids], [now[i] for i in gone]
@@ -215,12 +223,7 @@ class Backend:
         """Keyword matches as ``(memory, relevance)``, best first: higher is better."""
         return self._reading(
             lambda conn: self._keyword_matches(
-                conn,
-                namespace,
-                query,
-                limit=limit,
-                filters=filters,
-                related=related,
+                conn, namespace, query, limit=limit, filters=filters, related=related
             )
         )
 
@@ -368,6 +371,7 @@ class Backend:
             if archive_others is not None:
                 archived += cap.archive_all_unpinned(conn, namespace, archive_others)
             ids: list[str] = []
+            supersessions: list[cap.Supersession] = []
             for item in items:
                 digest = content_hash(item.content)
                 key = item.idempotency_key
@@ -384,11 +388,13 @@ class Backend:
                     if item.supersedes_earlier:
                         earlier = tuple(ids[j] for j in item.supersedes_earlier)
                         item = replace(item, supersedes=(*item.supersedes, *earlier))
-                    archived += q.supersede(conn, namespace, memory_id, item)
+                    supersessions.append((memory_id, item, None))
                 if key is not None and bound is None:
                     q.bind_key(conn, namespace, key, memory_id, digest)
                 ids.append(memory_id)
-            return self._settle(conn, namespace, policy, ids, archived=archived)
+            return self._settle(
+                conn, namespace, policy, ids, archived=archived, supersessions=supersessions
+            )
 
         return self._writing(namespace, work)
 
@@ -424,9 +430,8 @@ class Backend:
             )
             # A pending memory judged late never retires newer news.
             late = current.created_at if event == "judge" else None
-            retired = q.supersede(conn, namespace, memory_id, item, older_than=late)
             [memory], archived = self._settle(
-                conn, namespace, policy, [memory_id], archived=retired
+                conn, namespace, policy, [memory_id], supersessions=[(memory_id, item, late)]
             )
             return memory, archived
 
@@ -501,7 +506,7 @@ class Backend:
     def restore(
         self, namespace: str, memory_id: str, policy: CapacityPolicy
     ) -> tuple[Memory, list[Memory]]:
-        """Un-archive a memory, making room by archiving the next lowest (never it).
+        """Un-archive a memory, making room by archiving the next lowest (sparing it this once).
 
         Raises:
             ConflictError: an active memory already holds the same content (two active
@@ -513,13 +518,8 @@ class Backend:
             if current.archived_at is None:
                 return current, []
             check_unique_content(conn, namespace, memory_id, current.content)
-            fields = {
-                "archived_at": None,
-                "archive_reason": None,
-                "superseded_by": None,
-                "restored_at": utcnow(),
-            }
-            version = q.set_fields(conn, namespace, memory_id, fields)
+            fields = {"archived_at": None, "archive_reason": None, "superseded_by": None}
+            version = q.set_fields(conn, namespace, memory_id, {**fields, "restored_at": utcnow()})
             q.record(conn, namespace, [(memory_id, version)], "restore", utcnow())
             protected = frozenset({memory_id})
             [memory], archived = self._settle(

@@ -15,9 +15,20 @@ from sqlalchemy.sql.elements import BindParameter
 
 from ..capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
 from .schema import utcnow
-from .sql import COUNTS, MEMORIES, m, of_namespace, record
+from .sql import COUNTS, MEMORIES, NewMemory, m, of_namespace, record, supersede
 
-__all__ = ["apply_capacity", "archive_all_unpinned", "count_capped", "plan_capacity"]
+__all__ = [
+    "Supersession",
+    "apply_capacity",
+    "archive_all_unpinned",
+    "count_capped",
+    "plan_capacity",
+    "supersede_then_apply",
+]
+
+#: A new or edited memory (its id), what it supersedes, and the creation time older
+#: memories must have (a memory judged late never retires newer news).
+Supersession = tuple[str, NewMemory, datetime | None]
 
 _NS: BindParameter[str] = bindparam("ns")
 _IDS: BindParameter[list[str]] = bindparam("ids", expanding=True)
@@ -67,11 +78,6 @@ def _candidates(conn: Connection, statement: Any, params: dict[str, Any]) -> lis
     return [Candidate(i, float(p), c) for i, p, c in conn.execute(statement, params)]
 
 
-_RESTORED = select(m.id).where(
-    m.namespace == _NS, m.restored_at.is_not(None), m.archived_at.is_(None)
-)
-
-
 def plan_capacity(
     conn: Connection,
     namespace: str,
@@ -80,14 +86,12 @@ def plan_capacity(
 ) -> list[tuple[Candidate, str]]:
     """What the capacity rules would archive now, reading only what can be archived.
 
-    Every below-min row, then the few lowest above it; never a memory the user restored
-    (``restored_at``) nor one in ``protected``. With auto-prune on, below-min
-    rows are archived as they arrive, so the first query normally returns at most the
-    memory just saved; nothing here scans the namespace.
+    Every below-min row, then the few lowest above it, stepping over ``protected`` (a
+    memory being restored: spared by the call that restores it, not forever). With
+    auto-prune on, below-min rows are archived as they arrive, so the first query
+    normally returns at most the memory just saved; nothing here scans the namespace.
     """
     active = count_capped(conn, namespace)
-    # What the user restored stays until they change their mind (an index range).
-    protected = protected | {row[0] for row in conn.execute(_RESTORED, {"ns": namespace})}
     params: dict[str, Any] = {"ns": namespace, "threshold": policy.min_priority_score}
     below = _candidates(conn, _BELOW_MIN, params)
     wanted = needed_candidates(active - len(below), policy.max_memories, len(protected))
@@ -130,3 +134,43 @@ def archive_all_unpinned(conn: Connection, namespace: str, reason: str) -> list[
     )
     _archive(conn, namespace, ids, reason, utcnow())
     return ids
+
+
+def supersede_then_apply(
+    conn: Connection,
+    namespace: str,
+    policy: CapacityPolicy,
+    supersessions: Sequence[Supersession],
+    *,
+    protected: frozenset[str] = frozenset(),
+    capacity: bool = True,
+) -> list[str]:
+    """Retire what each successor supersedes, then apply the capacity rules (if ``capacity``).
+
+    A successor that does not end up active retires nothing: "whatever lol" saved below
+    the threshold, or an edit of an archived memory, leaves the current fact alone. Each
+    try runs in a savepoint; a successor the capacity step archived loses its
+    supersessions and the step runs again without them. Returns every id archived.
+    """
+    pending = [s for s in supersessions if s[1].supersedes]
+    if pending:
+        ids = [successor for successor, _, _ in pending]
+        active = set(
+            conn.execute(select(m.id).where(m.id.in_(ids), m.archived_at.is_(None))).scalars()
+        )
+        pending = [s for s in pending if s[0] in active]
+    while pending:
+        savepoint = conn.begin_nested()
+        retired = [
+            gone
+            for successor, item, older_than in pending
+            for gone in supersede(conn, namespace, successor, item, older_than=older_than)
+        ]
+        archived = apply_capacity(conn, namespace, policy, protected) if capacity else []
+        lost = {successor for successor, _, _ in pending} & set(archived)
+        if not lost:
+            savepoint.commit()
+            return retired + archived
+        savepoint.rollback()
+        pending = [s for s in pending if s[0] not in lost]
+    return apply_capacity(conn, namespace, policy, protected) if capacity else []

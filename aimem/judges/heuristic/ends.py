@@ -24,6 +24,7 @@ __all__ = [
     "ended_thing",
     "ends_previous",
     "held_alike",
+    "names_held_value",
     "shared_tokens",
     "specific",
 ]
@@ -112,6 +113,16 @@ def ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
 
 
 _PREDICATES = content_tokens(ch.PREDICATE_WORDS)
+
+
+def names_held_value(new: str, old: str) -> bool:
+    """Whether ``new`` names what ``old`` holds (its own words, not its verbs or subject).
+
+    "I moved from Sendai to Osaka" names the Sendai of "I live in Sendai"; "We moved to
+    Sapporo" does not: the test for an explicit change of one very fact.
+    """
+    new_tokens, old_tokens = content_tokens(new.lower()), content_tokens(old.lower())
+    return bool(shared_tokens(new_tokens, old_tokens) - _PREDICATES)
 
 
 _DETERMINERS = frozenset("the a an my our his her their this that your".split())
