@@ -20,7 +20,7 @@ from .models import Interpretation, Memory
 from .retrieval import Retriever
 from .settings import Settings
 from .storage import NewMemory
-from .validation import check_interpretation, check_supersedes
+from .validation import check_interpretation, check_supersedes, history_reason
 from .vectors import Vector, pack
 
 __all__ = [
@@ -174,7 +174,7 @@ class Judging:
                 superseded = tuple(
                     related[i].id for i in interp.supersedes if may_retire(content, related[i])
                 )
-                reason = interp.supersede_reason
+                reason = history_reason(interp.supersede_reason) or ""
         embedder = self.retriever.embedder
         if vector is not None and not np.any(vector):
             vector = None  # a zero vector has no direction: the memory is found by words only

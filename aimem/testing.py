@@ -531,7 +531,7 @@ class FixedJudge:
             rationale="fixed",
             model=self.model,
             supersedes=positions,
-            supersede_reason="fixed: marked as an update" if positions else "",
+            supersede_reason="replaced: the supersedes marker" if positions else "",
         )
 
     def _components(self, content: str) -> dict[str, float]:

@@ -29,6 +29,7 @@ from .exceptions import ValidationError
 
 if TYPE_CHECKING:
     from .models import Interpretation
+    from .settings import Settings
 
 __all__ = [
     "MAX_COUNT",
@@ -61,6 +62,7 @@ __all__ = [
     "check_version_number",
     "check_when",
     "clean_text",
+    "history_reason",
     "interpretation_limit",
     "shown",
 ]
@@ -163,10 +165,20 @@ def check_idempotency_key(key: Any) -> str | None:
     return clean_text(key, "idempotency_key", one_line=True)
 
 
-def check_contents(contents: Any, max_chars: int) -> list[str]:
-    """A list (or other non-string sequence) of valid contents; all are checked first."""
+def check_contents(contents: Any, settings: Settings) -> list[str]:
+    """A list (or other non-string sequence) of valid contents; all are checked first.
+
+    At most ``max_batch_items``, counted before any is read: the batch is one write
+    transaction, which holds the namespace's other writers for as long as it runs.
+    """
     if isinstance(contents, str | bytes) or not isinstance(contents, Sequence):
         raise ValidationError("expected a list of strings")
+    max_chars, max_items = settings.max_content_chars, settings.max_batch_items
+    if len(contents) > max_items:
+        raise ValidationError(
+            f"{len(contents)} items in one call, over the limit of {max_items} "
+            f"(max_batch_items): split them into calls of at most {max_items}"
+        )
     return [check_content(c, max_chars, what=f"item {i}") for i, c in enumerate(contents)]
 
 
@@ -285,6 +297,30 @@ def check_score_source(source: Any, *, scored: bool) -> str:
 def interpretation_limit(max_content_chars: int) -> int:
     """Longest interpretation stored: a pending memory's is its whole content."""
     return max(MAX_INTERPRETATION_CHARS, max_content_chars)
+
+
+#: Words a supersession's reason may keep in history: kinds of change, never a memory's own
+#: words. History is append-only and outlives a delete ("the event, never the text").
+_REASON_WORDS = frozenset(
+    "new no longer now denied changed ended replaced corrected resumed renamed rescheduled "
+    "same fact value order count plan done settled dose of takes residence job role "
+    "relationship schedule commute hours possession pet habit health preference routine "
+    "membership name email phone address appointment".split()
+)
+
+
+def history_reason(reason: str) -> str | None:
+    """The kind of a supersession's reason, fit to keep in history, or None for free text.
+
+    "new residence: sapporo replaces sendai" keeps "new residence"; an LLM's own words stay out.
+    """
+    kept: list[str] = []
+    for word in reason.lower().replace(",", " ").split():
+        word = word.strip(":;.()")
+        if word not in _REASON_WORDS:
+            break
+        kept.append(word)
+    return " ".join(kept) or None
 
 
 def check_supersedes(positions: Any, shown: int | None = None) -> tuple[int, ...]:

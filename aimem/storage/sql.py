@@ -486,16 +486,21 @@ def supersede(
         )
         .returning(m.id, m.version)
     ).all()
-    detail = {"reason": SUPERSEDED, "by": successor, "why": reason}
+    detail = {"reason": SUPERSEDED, "by": successor, **({"why": reason} if reason else {})}
     record(conn, namespace, [(i, v) for i, v in rows], "archive", now, detail)
     return [i for i, _ in rows]
 
 
 def delete_memory(conn: Connection, namespace: str, memory_id: str) -> None:
-    """Hard-delete one memory, logging the event first."""
+    """Hard-delete one memory, logging the event first; no other row keeps a link to it."""
     current = require(conn, namespace, memory_id)
     record(conn, namespace, [(memory_id, current.version)], "delete", utcnow())
     conn.execute(sql_delete(MEMORIES).where(m.namespace == namespace, m.id == memory_id))
+    conn.execute(
+        update(MEMORIES)
+        .where(m.namespace == namespace, m.superseded_by == memory_id)
+        .values(superseded_by=None)  # a link, not a change of what it says: same version
+    )
 
 
 # -- stats and core --------------------------------------------------------------------

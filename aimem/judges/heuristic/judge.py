@@ -510,7 +510,8 @@ class HeuristicJudge:
         )
         rationale = _rationale(reading)
         if superseded:
-            rationale = f"{rationale[:-1]}; supersedes {len(superseded)} ({reasons[:200]})."
+            # how many, never their words: a rationale must not outlive another memory's delete
+            rationale = f"{rationale[:-1]}; supersedes {len(superseded)}."
         return Interpretation(
             interpreted_content=restate(reading.text),
             supersedes=tuple(i for i, _ in superseded),
