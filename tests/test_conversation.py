@@ -621,3 +621,47 @@ def test_the_extract_prompt_is_static_first_and_on_the_integer_scale() -> None:
     assert prompt.system.count("- 0:") == 4 and prompt.system.count("- 5:") == 4
     assert "priority" not in prompt.system.lower()
     assert prompt.user.rstrip().endswith("{{turns}}")
+
+
+# --- a runaway reply and a failure after duplicates (issue 24, items 6 and 13) ----------
+
+
+def test_a_reply_with_more_facts_than_a_turn_may_yield_stores_none_of_them(
+    db_url: str, chat: respx.Route
+) -> None:
+    flood = [fact(f"I like tea number {i}.", [0]) for i in range(200)]
+    chat.mock(return_value=reply(*flood))
+    with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
+        kept = [store.save(f"Older fact {i} [score=0.8]") for i in range(20)]
+    with wire_store(db_url, max_memories=100) as store:
+        saved = store.save_conversation([user("I like tea.")])
+        # refused twice (re-asked once): the turn is kept as it was said, judged later
+        assert chat.call_count == 2
+        assert [m.content for m in saved] == ["I like tea."] and saved[0].pending
+        assert all(store.get(m.id).archived_at is None for m in kept)
+        assert store.stats().total == 21
+    problem = sent(chat, 1)["messages"][-1]["content"]
+    assert "at most 5 facts per user turn" in problem
+
+
+def test_a_fact_no_turn_supports_is_stored_in_the_users_own_words(
+    db_url: str, chat: respx.Route
+) -> None:
+    yacht = fact("User owns a yacht called Marisol.", [0])
+    chat.mock(return_value=reply(yacht))
+    with wire_store(db_url) as store:
+        [memory] = store.save_conversation([user("I like green tea in the morning.")])
+    assert memory.content == "I like green tea in the morning."
+
+
+def test_a_judge_failure_that_raises_reinforces_no_duplicate(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=aimem.HeuristicJudge()) as store:
+        known = store.save("I have a new job at Sony.")
+    with aimem.MemoryStore(db_url, judge=DownJudge(), on_judge_error="raise") as store:
+        with pytest.raises(JudgeError):
+            store.save_conversation([user("I have a new job at Sony."), user("I like tea.")])
+        with pytest.raises(JudgeError):
+            store.save_many(["I have a new job at Sony.", "I like tea."])
+        after = store.get(known.id)
+        assert (after.access_count, after.version) == (known.access_count, known.version)
+        assert store.stats().total == 1

@@ -18,6 +18,7 @@ No fact is a valid answer.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -195,6 +196,13 @@ def _parse(
             problems.append(f"fact {n}: {exc}")
     if problems:
         raise InvalidOutputError("; ".join(problems[:5]))
+    per_turn = Counter(turn for d in drafts for turn in d.turns)
+    crowded = sorted(turn for turn, n in per_turn.items() if n > _FACTS_PER_TURN)
+    if crowded:  # the schema's maxItems, enforced: a runaway reply never floods the store
+        raise InvalidOutputError(
+            f"at most {_FACTS_PER_TURN} facts per user turn (turn {crowded[0]} has "
+            f"{per_turn[crowded[0]]})"
+        )
     unique = {d.statement: d for d in reversed(drafts)}  # a repeated statement once, first wins
     return sorted(unique.values(), key=lambda d: (min(d.turns), drafts.index(d)))
 
@@ -226,10 +234,35 @@ def _draft(
     reason, invented = None, False
     if check:
         source = "\n".join(sources[i] for i in sorted(turns))
-        reason = invented_reason(source, statement)
+        reason = invented_reason(source, statement) or _unsupported(source, statement)
         invented = reason is not None
         reason = reason or unfaithful_reason(statement, output.interpreted_content)
     return _Draft(statement, tuple(sorted(turns)), output, reason, invented)
+
+
+def _unsupported(source: str, statement: str) -> str | None:
+    """Why no word of ``statement`` comes from its turns; None when one does.
+
+    A fact the turns do not support is invented ("The user owns a yacht" from "I like
+    tea."). Only within one script: a statement in English about a Japanese turn is read
+    by the other checks.
+    """
+    from .heuristic.statement import content_tokens  # on use: its vocabularies are big
+
+    words = content_tokens(statement.lower()) - _FRAMING
+    if not words or _latin(statement) != _latin(source):
+        return None
+    if words & content_tokens(source.lower()):
+        return None
+    return "the statement shares no word with the user turns it names"
+
+
+#: The store's framing of a fact, never evidence that a turn supports it.
+_FRAMING = frozenset({"user", "ユーザー", "ユーザ"})
+
+
+def _latin(text: str) -> bool:
+    return sum(c.isascii() and c.isalpha() for c in text) * 2 > sum(c.isalpha() for c in text)
 
 
 def _kept(draft: _Draft, turns: Sequence[Turn]) -> _Draft:
