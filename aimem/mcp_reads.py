@@ -1,7 +1,8 @@
 """The read tools of ``aimem mcp``: search, list, get, history, stats, core, read_memory.
 
 Each calls one store method and answers with compact views within the budget; lists
-that do not fit come in pages (``cursor`` / ``next_cursor``).
+that do not fit come in pages (``cursor`` / ``next_cursor``), whose memories are read
+anew from the store, so a deleted one is never served from a cursor.
 """
 
 # No ``from __future__ import annotations``: the SDK reads these signatures at runtime.
@@ -12,7 +13,7 @@ from typing import Annotated, Any, Literal
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from .exceptions import ValidationError
+from .exceptions import NotFoundError, ValidationError
 from .mcp_args import (
     Cursor,
     Detail,
@@ -37,7 +38,7 @@ from .mcp_views import (
     memory_view,
 )
 from .memory import AsyncMemoryStore
-from .models import Stats
+from .models import Memory, Stats
 
 __all__ = ["READ_ONLY", "read_tools"]
 
@@ -49,6 +50,13 @@ Plan = list[tuple[Callable[..., Awaitable[Any]], ToolAnnotations]]
 def read_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
     """The read tools over ``store``; descriptions tell the calling model when to use each."""
     Content = Annotated[str, Field(min_length=1, max_length=store.settings.max_content_chars)]
+
+    async def current(memory_id: str) -> Memory | None:
+        """A listed memory as it is now; None once deleted, so a cursor never serves it."""
+        try:
+            return await store.get(memory_id)
+        except NotFoundError:
+            return None
 
     async def search_memories(
         query: Annotated[Content, Field(description="Words or a question to look up.")],
@@ -77,33 +85,33 @@ def read_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
         cursor=next_cursor and the same query.
         """
         if cursor is not None:
-            listing_id, listing, offset = pager.resume("search_memories", cursor, query)
-            hits = listing.items
-        else:
-            if mode == "semantic" and store.embedder is None:
-                raise ValidationError(SEMANTIC_NEEDS_EMBEDDER)
-            after = parse_when(created_after, "created_after")
-            before = parse_when(created_before, "created_before")
-            hits = await store.search(
-                query,
-                limit=limit,
-                min_score=min_score,
-                include_archived=include_archived,
-                mode=mode,
-                user_context=user_context,
-                created_after=after,
-                created_before=before,
+            resumed = pager.resume("search_memories", cursor, query)
+            return await pager.more(
+                {}, "hits", resumed, current, lambda m, s: hit_view(m, s or 0.0, detail)
             )
-            listing_id, offset = None, 0
+        if mode == "semantic" and store.embedder is None:
+            raise ValidationError(SEMANTIC_NEEDS_EMBEDDER)
+        after = parse_when(created_after, "created_after")
+        before = parse_when(created_before, "created_before")
+        hits = await store.search(
+            query,
+            limit=limit,
+            min_score=min_score,
+            include_archived=include_archived,
+            mode=mode,
+            user_context=user_context,
+            created_after=after,
+            created_before=before,
+        )
         return pager.page(
             {},
             "hits",
             hits,
             lambda h: hit_view(h.memory, h.score, detail),
             continue_with="search_memories",
-            offset=offset,
-            listing_id=listing_id,
             query=query,
+            id_of=lambda h: h.memory.id,
+            score_of=lambda h: h.score,
         )
 
     async def list_memories(
@@ -123,21 +131,20 @@ def read_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
         page: call again with cursor=next_cursor.
         """
         if cursor is not None:
-            listing_id, listing, offset = pager.resume("list_memories", cursor)
-            memories = listing.items
-        else:
-            memories = await store.list(
-                min_score=min_score, limit=limit, order=order, include_archived=include_archived
+            resumed = pager.resume("list_memories", cursor)
+            return await pager.more(
+                {}, "memories", resumed, current, lambda m, _: memory_view(m, detail)
             )
-            listing_id, offset = None, 0
+        memories = await store.list(
+            min_score=min_score, limit=limit, order=order, include_archived=include_archived
+        )
         return pager.page(
             {},
             "memories",
             memories,
             lambda m: memory_view(m, detail),
             continue_with="list_memories",
-            offset=offset,
-            listing_id=listing_id,
+            id_of=lambda m: m.id,
         )
 
     async def get_memory(
@@ -155,13 +162,12 @@ def read_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
         (reason; superseded_by when a newer memory made it out of date), restore, pin,
         unpin. More than fits the budget: call again with cursor=next_cursor.
         """
-        full_id = await store.resolve_id(memory_id)
+        full_id = await store.resolve_id(memory_id)  # a deleted memory: NotFoundError
+        events = await store.history(full_id)  # re-read for every page: append-only
+        listing_id, offset = None, 0
         if cursor is not None:
             listing_id, listing, offset = pager.resume("memory_history", cursor, full_id)
-            events = listing.items
-        else:
-            events = await store.history(full_id)
-            listing_id, offset = None, 0
+            events = events[: listing.size]
         return pager.page(
             {"memory_id": full_id},
             "events",
@@ -190,19 +196,18 @@ def read_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
         when more memories are left, call again with cursor=next_cursor.
         """
         if cursor is not None:
-            listing_id, listing, offset = pager.resume("read_memory", cursor)
-            memories = listing.items
-        else:
-            memories = await store.list(order="priority")
-            listing_id, offset = None, 0
+            resumed = pager.resume("read_memory", cursor)
+            return await pager.more(
+                {}, "memories", resumed, current, lambda m, _: memory_view(m, detail)
+            )
+        memories = await store.list(order="priority")
         return pager.page(
             {},
             "memories",
             memories,
             lambda m: memory_view(m, detail),
             continue_with="read_memory",
-            offset=offset,
-            listing_id=listing_id,
+            id_of=lambda m: m.id,
         )
 
     return [

@@ -67,6 +67,8 @@ class Message(BaseModel):
 def write_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
     """The write tools over ``store``; descriptions tell the calling model when to use each."""
     max_chars = store.settings.max_content_chars
+    # A list the store would refuse is refused by the schema, before any group is saved.
+    max_items = min(MAX_LIMIT, store.settings.max_batch_items)
     Content = Annotated[str, Field(min_length=1, max_length=max_chars)]
 
     class SaveItem(BaseModel):
@@ -85,6 +87,7 @@ def write_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
             report.memories,
             lambda m: memory_view(m, detail),
             continue_with="list_memories",
+            id_of=lambda m: m.id,
         )
 
     async def save_memory(
@@ -158,7 +161,7 @@ def write_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
             list[SaveItem] | None,
             Field(
                 min_length=1,
-                max_length=MAX_LIMIT,
+                max_length=max_items,
                 description="The memories: {content, user_context?} each.",
             ),
         ] = None,
@@ -166,7 +169,7 @@ def write_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
             list[Content] | None,
             Field(
                 min_length=1,
-                max_length=MAX_LIMIT,
+                max_length=max_items,
                 description="Or just the texts, all about user_context.",
             ),
         ] = None,
@@ -317,7 +320,7 @@ def write_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
         items: Annotated[
             list[Content],
             Field(
-                max_length=MAX_LIMIT,
+                max_length=max_items,
                 description="The consolidated memories that replace the current ones.",
             ),
         ],
