@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import math
 import uuid
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from .validation import (
     check_stored_text,
     check_user_context,
     interpretation_limit,
+    parse_json,
 )
 
 if TYPE_CHECKING:
@@ -268,7 +268,7 @@ def check_history(parsed: ParsedExport, number: int, event: HistoryLine) -> None
     if event.at.tzinfo is None:
         bad("the event time must carry a timezone")
     try:
-        detail = json.loads(event.detail)
+        detail = parse_json(event.detail)
     except ValueError:
         bad("detail is not JSON")
         return

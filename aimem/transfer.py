@@ -32,6 +32,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from .export_checks import check_history, check_memory, check_whole
 from .models import Memory
+from .validation import parse_json
 
 __all__ = [
     "FORMAT",
@@ -336,8 +337,10 @@ def parse_export(path: Path, *, max_content_chars: int) -> ParsedExport:
         )
         return parsed
     for number, line in enumerate(body[2:], start=3):
-        kind = _kind(line)
-        if kind == "memory" and not parsed.history:
+        kind, unreadable = _kind(line)
+        if unreadable is not None:
+            parsed.fail(f"line {number}: {unreadable}")
+        elif kind == "memory" and not parsed.history:
             memory = _parse_line(parsed, number, line, MemoryLine)
             if memory is not None:
                 check_memory(parsed, number, memory, max_content_chars)
@@ -354,13 +357,18 @@ def parse_export(path: Path, *, max_content_chars: int) -> ParsedExport:
     return parsed
 
 
-def _kind(line: bytes) -> str | None:
+def _kind(line: bytes) -> tuple[str | None, str | None]:
+    """A body line's ``kind`` (None if it names none), or why the line is no JSON at all."""
     try:
-        value = json.loads(line)
-    except ValueError:
-        return None
+        value = parse_json(line)
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON ({exc.msg})"
+    except ValueError as exc:  # parse_json's phrase: nested too deeply, a number too long
+        return None, f"not valid JSON ({exc})"
     kind = value.get("kind") if isinstance(value, dict) else None
-    return kind if isinstance(kind, str) else None
+    return (kind if isinstance(kind, str) else None), None
 
 
 M = TypeVar("M", bound=BaseModel)

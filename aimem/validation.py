@@ -19,8 +19,10 @@ Bounds (``Bounds`` below): one table of limits for every stored field.
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import sys
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -64,6 +66,7 @@ __all__ = [
     "clean_text",
     "history_reason",
     "interpretation_limit",
+    "parse_json",
     "shown",
 ]
 
@@ -111,6 +114,30 @@ def clean_text(text: str, what: str, *, one_line: bool = False) -> str:
             f"remove it ({allowed} are accepted)"
         )
     return text
+
+
+def parse_json(text: str | bytes) -> Any:
+    """``json.loads`` for a file's or a client's text: it fails only with ``ValueError``.
+
+    ``json.loads`` itself also raises ``RecursionError`` on deep nesting (``[[[...]]]``),
+    and a bare ``ValueError`` on an integer past Python's int-string limit (4,300
+    digits); every reader of outside JSON goes through here, so neither is a traceback.
+
+    Raises:
+        json.JSONDecodeError: not JSON (its ``msg`` and ``lineno`` say where).
+        UnicodeDecodeError: bytes that are not UTF-8.
+        ValidationError: JSON aimem cannot read: nested too deeply, or a number too long;
+            its message is a short phrase ("nested too deeply to read").
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValidationError("nested too deeply to read") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise
+    except ValueError:  # the int-string limit: no other ValueError comes from json.loads
+        limit = sys.get_int_max_str_digits()
+        raise ValidationError(f"a number of more than {limit} digits") from None
 
 
 def shown(text: str) -> str:

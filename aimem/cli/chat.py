@@ -16,6 +16,7 @@ from typing import Any
 
 from ..conversation import check_messages
 from ..exceptions import ValidationError
+from ..validation import parse_json
 
 __all__ = ["read_chat"]
 
@@ -35,13 +36,14 @@ def read_chat(text: str, *, name: str, jsonl: bool, max_chars: int) -> list[dict
     messages = None
     if not jsonl:
         try:
-            messages = _document(text, name)
-        except json.JSONDecodeError as exc:
+            document = parse_json(text)
+        except ValueError as exc:
             # A broken document, or JSON Lines (no document once it has two lines).
             if text.lstrip().startswith("["):
-                raise ValidationError(
-                    f"{name}: line {exc.lineno}: not valid JSON ({exc.msg})"
-                ) from None
+                at = f"line {exc.lineno}: " if isinstance(exc, json.JSONDecodeError) else ""
+                raise ValidationError(f"{name}: {at}{_json_problem(exc)}") from None
+        else:
+            messages = _document(document, name)
     if messages is None:
         messages, lines = _json_lines(text, name)
     try:
@@ -51,9 +53,8 @@ def read_chat(text: str, *, name: str, jsonl: bool, max_chars: int) -> list[dict
     return messages
 
 
-def _document(text: str, name: str) -> list[dict[str, Any]] | None:
+def _document(value: Any, name: str) -> list[dict[str, Any]] | None:
     """The messages of a JSON document; None for one object without "messages" (a line)."""
-    value: Any = json.loads(text)
     if isinstance(value, Mapping):
         if "messages" not in value:
             return None
@@ -75,9 +76,9 @@ def _json_lines(text: str, name: str) -> tuple[list[dict[str, Any]], list[int]]:
         if not raw.strip():
             continue
         try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"{name}: line {n}: not valid JSON ({exc.msg})") from None
+            value = parse_json(raw)
+        except ValueError as exc:
+            raise ValidationError(f"{name}: line {n}: {_json_problem(exc)}") from None
         if not isinstance(value, dict):
             raise ValidationError(
                 f'{name}: line {n}: expected a message like {{"role": "user", "content": "..."}}'
@@ -85,6 +86,11 @@ def _json_lines(text: str, name: str) -> tuple[list[dict[str, Any]], list[int]]:
         messages.append(value)
         lines.append(n)
     return messages, lines
+
+
+def _json_problem(exc: ValueError) -> str:
+    """What the parser said; ``parse_json``'s own phrase for deep nesting or a long number."""
+    return f"not valid JSON ({exc.msg if isinstance(exc, json.JSONDecodeError) else exc})"
 
 
 def _where(message: str, lines: list[int] | None) -> str:

@@ -8,14 +8,13 @@ line parses as a JSON object. The whole file is checked before anything is writt
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from ..exceptions import AimemError, ValidationError
 from ..sync import MemoryStore
-from ..validation import check_content, check_user_context
+from ..validation import check_content, check_user_context, parse_json
 
 __all__ = ["IngestItem", "IngestSummary", "parse_lines", "save_in_batches"]
 
@@ -44,7 +43,7 @@ class IngestSummary:
 
 def _object(line: str) -> object:
     try:
-        value: object = json.loads(line)
+        value: object = parse_json(line)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -94,7 +93,7 @@ def parse_lines(
 
 def _json_item(line: str, default_context: str | None) -> tuple[str, str | None]:
     try:
-        value = json.loads(line)
+        value = parse_json(line)
     except ValueError as exc:
         raise ValidationError(f"not valid JSON ({exc})") from None
     if not isinstance(value, dict):

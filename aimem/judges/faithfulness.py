@@ -10,9 +10,10 @@ it can check: a fact it cannot compare (a kanji name, an idiom) is never a reaso
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
-from decimal import Decimal
+from collections.abc import Iterator
 
 from . import faithfulness_terms as terms
 
@@ -53,9 +54,15 @@ _REQUIRED_WORD = re.compile(r"\b(?:" + "|".join(terms.REQUIRED_NUMBER_WORDS) + r
 _NUMBER_WORD = re.compile(r"\b(?:" + _alternation(list(terms.NUMBER_WORDS)) + r")\b")
 _MONTH = re.compile(r"\b(?:" + _alternation(list(terms.MONTH_NUMBERS)) + r")\b")
 _KANJI_NUMBER = re.compile(r"[〇零一二三四五六七八九十百千万億]+")
+_KANJI_MARK = re.compile(r"[十百千万億]")
+_KANJI_ASCII = str.maketrans({c: str(v) for c, v in terms.KANJI_DIGITS.items()})
+_KANJI_MAX_CHARS = 1000
+_PM_HOURS = {str(h): str(h + 12) for h in range(1, 12)}
+_PM_HOURS_BACK = {v: k for k, v in _PM_HOURS.items()}
 _CAPITALISED = re.compile(r"(?<![A-Za-z0-9'])[A-Z][a-zA-Z]*(?:['-][A-Za-z]+)*")
 _SENTENCE_OPENERS = set(".!?。！？:;\"'“”(「『【-*•>#")
-_JA_NAME = re.compile(terms.JA_NAME_CONTEXTS)
+_JA_NAME, _JA_NAME_IN_RUN = re.compile(terms.JA_NAME_CONTEXTS), re.compile(terms.JA_NAME_IN_RUN)
+_QUOTED_CHARS = 60
 _ROMAJI_PAIR = re.compile(_alternation(list(terms.ROMAJI)))
 _FOLDS = tuple((re.compile(pattern), new) for pattern, new in terms.SPELLING_FOLDS)
 _NOT_LATIN = re.compile("[^a-z]+")
@@ -98,7 +105,7 @@ def _addressing(content: str, interpretation: str) -> str | None:
 
 
 def _kin_mentions(text: str) -> list[tuple[str, tuple[str, ...], bool]]:
-    """Each kin word: as written, its relations, whether it must be kept (not a self-role)."""
+    """Each kin word once: as written, its relations, whether it must be kept (no self-role)."""
     mentions = []
     for m in _KIN_WORDS.finditer(text):
         relations, strong = _KIN[m.group()]
@@ -107,7 +114,7 @@ def _kin_mentions(text: str) -> list[tuple[str, tuple[str, ...], bool]]:
             lineage = set().union(*(_LINEAGE[r] for r in relations))
             relations += tuple(v for k, v in terms.SELF_ROLE_IMPLIES.items() if k in lineage)
         mentions.append((m.group(), relations, strong))
-    return mentions
+    return list(dict.fromkeys(mentions))  # compared pairwise by the callers: no repeats
 
 
 def _related(a: str, b: str) -> bool:
@@ -169,43 +176,66 @@ def _number_parts(token: str) -> list[tuple[str, str]]:
 
 
 def _canonical(number: str, scale: str | None = None) -> str:
-    """The number without separators or padding zeros ("05" is "5"), times its scale."""
-    return format((Decimal(number) * terms.SCALES.get(scale or "", 1)).normalize(), "f")
+    """The number without padding zeros ("05" is "5", "3.50" is "3.5"), times its scale.
+
+    Worked on the digits as text, never as int or Decimal: a number of any length is
+    exact and cannot hit Python's 4,300-digit int limit (a scale is a power of ten).
+    """
+    if not number.isascii():  # other scripts' digits (٣): what Decimal would read
+        number = "".join(c if c == "." else str(unicodedata.decimal(c)) for c in number)
+    whole, _, fraction = number.partition(".")
+    shift = terms.SCALES.get(scale or "", 0)
+    fraction = fraction.ljust(shift, "0")
+    whole, fraction = (whole + fraction[:shift]).lstrip("0") or "0", fraction[shift:].rstrip("0")
+    return f"{whole}.{fraction}" if fraction else whole
 
 
 def _stated_numbers(text: str) -> list[tuple[str, set[str]]]:
     """Each number the content states, with the values that count as keeping it."""
     stated: list[tuple[str, set[str]]] = []
-    for m in _NUMBER.finditer(text):
-        parts = _number_parts(m.group("digits"))
+    for digits, scale in dict.fromkeys(m.group("digits", "scale") for m in _NUMBER.finditer(text)):
+        parts = _number_parts(digits)
         for written, value in parts:
             if value == "0" and len(written) > 1:
                 continue  # the ":00" of a time, which "7 a.m." rightly drops
-            scaled = _canonical(value, m.group("scale")) if len(parts) == 1 else value
+            scaled = _canonical(value, scale) if len(parts) == 1 else value
             stated.append((written, {value, scaled}))
-    words = _REQUIRED_WORD.findall(text)
+    words = dict.fromkeys(_REQUIRED_WORD.findall(text))
     return stated + [(w, {terms.REQUIRED_NUMBER_WORDS[w]}) for w in words]
 
 
 def _kept_numbers(text: str) -> set[str]:
     """Every value an interpretation expresses, in digits, words, kanji or month names."""
     kept: set[str] = set()
-    for m in _NUMBER.finditer(text):
-        parts = [value for _, value in _number_parts(m.group("digits"))]
+    found = {
+        (m["digits"], m["scale"], bool(_PM.match(text, m.end()))) for m in _NUMBER.finditer(text)
+    }
+    for digits, scale, pm in found:  # each distinct number once: a text may repeat one
+        parts = [value for _, value in _number_parts(digits)]
         kept.update(parts)
         if len(parts) == 1:
-            kept.add(_canonical(parts[0], m.group("scale")))
-            if parts[0].isdigit() and 1 <= int(parts[0]) <= 11 and _PM.match(text, m.end()):
-                kept.add(str(int(parts[0]) + 12))  # "3 p.m." keeps the content's 15:00
+            kept.add(_canonical(parts[0], scale))
+            if parts[0] in _PM_HOURS and pm:
+                kept.add(_PM_HOURS[parts[0]])  # "3 p.m." keeps the content's 15:00
     kept.update(terms.NUMBER_WORDS[w] for w in _NUMBER_WORD.findall(text))
-    kept.update(str(_kanji_value(k)) for k in _KANJI_NUMBER.findall(text))
+    kept.update(v for k in _KANJI_NUMBER.findall(text) if (v := _kanji_value(k)) is not None)
     kept.update(terms.MONTH_NUMBERS[m] for m in _MONTH.findall(text))
-    kept.update(str(int(n) - 12) for n in list(kept) if n.isdigit() and 13 <= int(n) <= 23)
+    kept.update([_PM_HOURS_BACK[n] for n in kept if n in _PM_HOURS_BACK])
     return kept
 
 
-def _kanji_value(numeral: str) -> int:
-    """二十三 is 23, 三万 is 30000, 二〇二四 is 2024."""
+def _kanji_value(numeral: str) -> str | None:
+    """二十三 is "23", 三万 is "30000", 二〇二四 is "2024"; None for a run no one writes.
+
+    Digits alone are read positionally as text, at any length. A numeral with units is
+    summed as an int, which stays exact and far below the int-to-str limit up to
+    ``_KANJI_MAX_CHARS`` characters (its value has at most 9 more digits than it has
+    characters); a longer one is no number, and is not read.
+    """
+    if not _KANJI_MARK.search(numeral):
+        return numeral.translate(_KANJI_ASCII).lstrip("0") or "0"
+    if len(numeral) > _KANJI_MAX_CHARS:
+        return None
     total = section = digit = 0
     for char in numeral:
         if char in terms.KANJI_DIGITS:
@@ -215,7 +245,7 @@ def _kanji_value(numeral: str) -> int:
         else:
             total += ((section + digit) or 1) * terms.KANJI_SECTIONS[char]
             section = digit = 0
-    return total + section + digit
+    return str(total + section + digit)
 
 
 def _numbers(content: str, interpretation: str) -> str | None:
@@ -223,7 +253,7 @@ def _numbers(content: str, interpretation: str) -> str | None:
     kept = _kept_numbers(interpretation)
     for surface, values in _stated_numbers(content):
         if not values & kept:
-            return f"the content says {surface}, the interpretation leaves it out"
+            return f"the content says {_clip(surface)}, the interpretation leaves it out"
     return None
 
 
@@ -248,9 +278,10 @@ def _english_names(text: str) -> list[str]:
     """Capitalised words that are not the first word of a sentence, nor common words."""
     names = []
     for m in _CAPITALISED.finditer(text):
-        word, before = m.group().removesuffix("'s"), text[: m.start()]
-        opener = before.rstrip()
-        if not opener or opener[-1] in _SENTENCE_OPENERS or "\n" in before[len(opener) :]:
+        word, opener = m.group().removesuffix("'s"), m.start()
+        while opener and text[opener - 1].isspace():  # each gap once: linear on any text
+            opener -= 1
+        if not opener or text[opener - 1] in _SENTENCE_OPENERS or "\n" in text[opener : m.start()]:
             continue
         common = len(word) < 2 or word.isupper() or word.lower() in terms.NOT_NAMES
         if not common and not _KIN_WORDS.fullmatch(word.lower()):
@@ -260,44 +291,78 @@ def _english_names(text: str) -> list[str]:
 
 def _kana_names(text: str) -> list[str]:
     """Kana names marked as names: さくらちゃん, 名前はミケ, ポチという名前."""
-    kin_spans = [m.span() for m in _KIN_WORDS.finditer(text)]
+    kin_starts, kin_ends = [], []
+    for m in _KIN_WORDS.finditer(text):  # in order, not overlapping: ends sorted too
+        kin_starts.append(m.start())
+        kin_ends.append(m.end())
     names = []
-    for m in _JA_NAME.finditer(text):
-        group = next(g for g in ("a", "b", "c") if m.group(g))
-        start, end = m.span(group)
-        if any(s < end and start < e for s, e in kin_spans):
+    for start, end, name in _ja_name_spans(text):
+        k = bisect.bisect_right(kin_ends, start)  # the first kin word ending after start
+        if k < len(kin_starts) and kin_starts[k] < end:
             continue
-        name = m.group(group)
-        while len(name) > 2 and name[0] in terms.JA_LEADING_PARTICLES:
-            name = name[1:]
-        if not name.startswith(terms.JA_NOT_NAMES):
-            names.append(name)
+        lead = 0
+        while len(name) - lead > 2 and name[lead] in terms.JA_LEADING_PARTICLES:
+            lead += 1
+        if not name.startswith(terms.JA_NOT_NAMES, lead):
+            names.append(name[lead:])
     return names
+
+
+def _ja_name_spans(text: str) -> Iterator[tuple[int, int, str]]:
+    """What ``finditer`` of the naming constructions would find, in linear time.
+
+    ``_JA_NAME`` starts a hiragana name only where a hiragana run starts, so a long run
+    is not tried again at every character. A match can end inside a run (名前はさくら|と,
+    ミケちゃん|はなこさん): there only a hiragana name can start, and if it does not start
+    right where the match ends it starts nowhere in the rest of the run.
+    """
+    pos = 0
+    while (m := _JA_NAME.search(text, pos)) is not None:
+        group = next(g for g in ("a", "b", "c") if m.group(g))
+        yield (*m.span(group), m.group(group))
+        pos = m.end()
+        while (m := _JA_NAME_IN_RUN.match(text, pos)) is not None:
+            yield (*m.span("b"), m.group("b"))
+            pos = m.end()
 
 
 def _names(content: str, interpretation: str) -> str | None:
     """Every name the content gives is kept, romanised or not; uncheckable ones pass."""
-    kept, kana_kept = _loose(interpretation), _hiragana(interpretation)
+    kept, kana_kept = _Folded(interpretation), _hiragana(interpretation)
     japanese = _JAPANESE.search(interpretation) is not None
-    for name in _english_names(content):
-        if not _loose_in(name, kept) and not japanese:
-            return f'the content names "{name}", the interpretation leaves it out'
-    content_loose = _loose(content)
-    foreign = [n for n in _english_names(interpretation) if not _loose_in(n, content_loose)]
-    for name in _kana_names(content):
-        if _hiragana(name) in kana_kept or _loose_in(name, kept) or foreign:
+    for name in dict.fromkeys(_english_names(content)):
+        if not japanese and not kept.has(name):
+            return f'the content names "{_clip(name)}", the interpretation leaves it out'
+    foreign: bool | None = None  # the interpretation names someone the content does not
+    kanji = _KANJI.search(interpretation) is not None
+    for name in dict.fromkeys(_kana_names(content)):
+        if _hiragana(name) in kana_kept or kept.has(name):
             continue
-        if _KANJI.search(interpretation) and not re.search("[ァ-ヴ]", name):
+        if foreign is None:  # found once, only if needed: a name lookup scans the text
+            said = _Folded(content)
+            foreign = any(not said.has(n) for n in dict.fromkeys(_english_names(interpretation)))
+        if foreign or (kanji and not re.search("[ァ-ヴ]", name)):
             continue  # a hiragana name may be written in kanji: cannot check
-        return f'the content names "{name}", the interpretation leaves it out'
+        return f'the content names "{_clip(name)}", the interpretation leaves it out'
     return None
 
 
-def _loose_in(name: str, loose_text: str) -> bool:
-    """``name`` is in the folded text, as words or run together ("VS Code", "VSCode")."""
-    loose_name = _loose(name).strip()
-    squashed = loose_name.replace(" ", "")
-    return loose_name in loose_text or squashed in loose_text.replace(" ", "")
+class _Folded:
+    """A text folded by ``_loose`` once, to look many names up in."""
+
+    def __init__(self, text: str) -> None:
+        self.text = _loose(text)
+        self.squashed = self.text.replace(" ", "")
+
+    def has(self, name: str) -> bool:
+        """``name`` is in the text, as words or run together ("VS Code", "VSCode")."""
+        loose_name = _loose(name).strip()
+        return loose_name in self.text or loose_name.replace(" ", "") in self.squashed
+
+
+def _clip(term: str) -> str:
+    """A term quoted in a reason, cut short: a reason is one sentence for a re-ask."""
+    return term if len(term) <= _QUOTED_CHARS else term[: _QUOTED_CHARS - 1] + "…"
 
 
 def invented_reason(source: str, statement: str) -> str | None:
@@ -328,7 +393,7 @@ def invented_reason(source: str, statement: str) -> str | None:
     kept = _kept_numbers(low_source)
     for surface, values in _stated_numbers(low_statement):
         if not values & kept:
-            return f"the statement says {surface}, which the user never gave"
+            return f"the statement says {_clip(surface)}, which the user never gave"
     named = _names(statement, source)
     if named is not None:
         return named.replace("the content", "the statement").replace(

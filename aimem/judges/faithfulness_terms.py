@@ -278,9 +278,8 @@ MONTHS = (
 ).split()
 MONTH_ABBREVIATIONS = "jan feb mar apr may jun jul aug sep sept oct nov dec".split()
 
-#: Scales after a number ("3万", "1.5 million").
-SCALES = {"万": 10_000, "千": 1000, "百": 100, "億": 100_000_000, "k": 1000}
-SCALES |= {"thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+#: Scales after a number ("3万", "1.5 million"), as powers of ten (万 is 10**4).
+SCALES = {"万": 4, "千": 3, "百": 2, "億": 8, "k": 3, "thousand": 3, "million": 6, "billion": 9}
 
 # --- names -----------------------------------------------------------------------------------
 
@@ -295,12 +294,18 @@ NOT_NAMES = set(
     + MONTH_ABBREVIATIONS
 )
 
-#: Japanese naming constructions: the kana run they mark is a name.
+#: Japanese naming constructions: the kana run they mark is a name. A run is tried only
+#: from its start (look-behind), and a katakana run is taken whole (possessive: nothing
+#: that may follow it is katakana), so a long run costs linear time; ``JA_NAME_IN_RUN``
+#: covers a match that ends inside a hiragana run.
+_JA_HONORIFIC = "(?:さん|くん|ちゃん|さま|様|氏)"
 JA_NAME_CONTEXTS = (
-    r"名前は(?P<a>[ァ-ヴー]{2,}|[ぁ-ゖ]{2,}?)(?=です|でした|だ|って|ちゃん|くん|さん|と|[。、！!？?\s]|$)|"
-    r"(?P<b>[ァ-ヴー]{2,}|[ぁ-ゖ]{2,})(?:さん|くん|ちゃん|さま|様|氏)|"
-    r"(?P<c>[ァ-ヴー]{2,})(?:という名|って名|と名付け|と呼|と言います|と申します)"
+    r"名前は(?P<a>[ァ-ヴー]{2,}+|[ぁ-ゖ]{2,}?)(?=です|でした|だ|って|ちゃん|くん|さん|と|[。、！!？?\s]|$)|"
+    r"(?P<b>(?<![ァ-ヴー])[ァ-ヴー]{2,}+|(?<![ぁ-ゖ])[ぁ-ゖ]{2,})" + _JA_HONORIFIC + "|"
+    r"(?<![ァ-ヴー])(?P<c>[ァ-ヴー]{2,}+)(?:という名|って名|と名付け|と呼|と言います|と申します)"
 )
+#: A hiragana name right where a match ends inside a hiragana run (ミケちゃんはなこさん).
+JA_NAME_IN_RUN = r"(?P<b>[ぁ-ゖ]{2,})" + _JA_HONORIFIC
 
 #: Kana words a naming construction may hold that are not names (名前はまだない).
 JA_NOT_NAMES = tuple("まだ ない なし ひみつ ありません わからない ふめい こちら".split())

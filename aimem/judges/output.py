@@ -26,6 +26,7 @@ from ..validation import (
     MAX_SUPERSEDES,
     check_label,
     clean_text,
+    parse_json,
 )
 from .transport import UnreadableResponseError
 
@@ -330,8 +331,8 @@ def parse_output(
     if not text:
         raise InvalidOutputError("the reply was empty")
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = parse_json(text)
+    except ValueError:  # not JSON, nested too deeply, or a number too long
         try:  # pydantic's own account of what is wrong with the JSON
             JudgeOutput.model_validate_json(text)
         except PydanticValidationError as exc:
@@ -369,7 +370,7 @@ def reply_list(reply: Reply, key: str, *, cut_hint: str = "") -> list[Any]:
     if reply.finish_reason == "length":
         raise InvalidOutputError(f"the reply was cut off (finish_reason=length){cut_hint}")
     try:
-        data = json.loads(strip_code_fence(reply.content or ""))
+        data = parse_json(strip_code_fence(reply.content or ""))
     except ValueError:
         raise InvalidOutputError("the reply was not JSON") from None
     found = data.get(key) if isinstance(data, dict) else None
