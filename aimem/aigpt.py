@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .exceptions import ValidationError
+from .forking import at_fork
 from .models import Memory
 from .sync import MemoryStore
-from .validation import check_content, check_core_text
+from .validation import check_content, check_core_text, parse_json
 
 __all__ = [
     "AigptMemory",
@@ -68,6 +69,15 @@ _OPEN_FLAGS = (
 )
 _lock = threading.Lock()
 _last = 0
+
+
+def _renew() -> None:
+    """In a forked child: its own clock id (else it would mint the parent's TIDs), a new lock."""
+    global _CLOCK_ID, _lock
+    _CLOCK_ID, _lock = secrets.randbelow(1024), threading.Lock()
+
+
+at_fork(_renew)
 
 
 def new_tid(now: datetime | None = None, clock_id: int | None = None) -> str:
@@ -315,8 +325,8 @@ def _read(
     """One record's ``value``, text and createdAt; any flaw names the file (relative)."""
     name = _name(root, file)
     try:
-        record = json.loads(_load(root, file).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        record = parse_json(_load(root, file).decode("utf-8"))
+    except ValueError as exc:  # not UTF-8, not JSON, or nested too deeply / a number too long
         raise ValidationError(f"{name}: not readable JSON ({exc})") from exc
     value = record.get("value") if isinstance(record, dict) else None
     content = value.get("content") if isinstance(value, dict) else None

@@ -2,24 +2,28 @@
 
 ``StoreParts`` turns the constructor's arguments into settings, a backend
 (``storage.open_backend``), a judge, an embedder and the retriever, closes what it
-made, runs database calls off the caller's event loop, and tells the caller what was
-archived. ``AsyncMemoryStore`` (``memory.py``) adds the operations on top.
+made, runs database calls on threads of its own (never on an event loop, where a lock
+wait would hold up every other store on it), starts afresh in a forked child, and
+tells the caller what was archived. ``AsyncMemoryStore`` (``memory.py``) adds the
+operations on top.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 
 from .capacity import CapacityPolicy
 from .embedder_spec import embedder_from_spec
 from .embeddings import Embedder
 from .exceptions import AimemError, ValidationError
+from .forking import guard, renew_after_fork, renew_if_forked
 from .judges.base import Judge
 from .judging import Judging, default_judge
-from .loop import on_sync_loop
 from .models import Memory
 from .retrieval import Retriever, mismatch_message, other_embedder_message
 from .settings import Settings, default_database_url
@@ -33,6 +37,9 @@ log = logging.getLogger("aimem")
 ArchiveCallback = Callable[[list[Memory]], object]
 P = ParamSpec("P")
 T = TypeVar("T")
+
+#: Database calls one store runs at once; more wait (a pool's connections bound them too).
+DB_THREADS = 4
 
 
 class StoreParts:
@@ -71,7 +78,8 @@ class StoreParts:
         if judge is not None and not hasattr(judge, "interpret"):
             raise ValidationError("judge must have an async interpret(content, ...) method")
         # The database first: a URL it refuses is the error to see, not a judge notice.
-        self._db = open_backend(self.settings.database_url or default_database_url())
+        with guard():  # SQLite's C locks: a fork waits (forking.py)
+            self._db = open_backend(self.settings.database_url or default_database_url())
         try:
             self.judge: Judge = judge if judge is not None else default_judge(self.settings)
         except BaseException:
@@ -84,6 +92,8 @@ class StoreParts:
         )
         self._judging = Judging(self.judge, self._retriever, self.settings)
         self._closed = False
+        self._threads = _db_threads()
+        renew_after_fork(self)
         if embedder is not None:
             self._check_embedder(embedder)
 
@@ -92,8 +102,9 @@ class StoreParts:
         try:
             check_label(embedder.name, "the embedder's name")
             dim = embedder.dim
-            stored = self._db.vector_dim(self.namespace, embedder.name)
-            others = self._db.vector_models(self.namespace) if stored is None else {}
+            with guard():
+                stored = self._db.vector_dim(self.namespace, embedder.name)
+                others = self._db.vector_models(self.namespace) if stored is None else {}
         except AimemError:
             self._db.close()
             raise
@@ -131,24 +142,41 @@ class StoreParts:
         embedder_closer = getattr(self.embedder, "aclose", None) if self._owns_embedder else None
         if embedder_closer is not None:
             await embedder_closer()
-        self._db.close()
+        # Calls still running (lookups of judgements a failed save_many left behind) end
+        # first, off the loop, so none hands its connection back to a disposed pool.
+        await asyncio.to_thread(self._threads.shutdown)
+        with guard():
+            self._db.close()
+
+    def _after_fork(self) -> None:
+        """In a forked child: new database threads and connections (``forking.py``)."""
+        self._threads = _db_threads()  # the parent's have no threads here: work would wait
+        self._db.after_fork()
 
     async def close(self) -> None:
         """Same as ``aclose()``: the async twin of ``MemoryStore.close()``."""
         await self.aclose()
 
     async def _db_call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Run a database call without stalling the caller's event loop.
+        """Run a database call on this store's own threads, never on the event loop.
 
-        On a user's loop it goes to a worker thread. On aimem's private loop (a sync
-        store's call) nobody else waits on the loop but our own concurrent judgements,
-        so it runs inline: a thread hop would cost more than the query itself.
+        A call may wait seconds for a lock (another writer of its namespace, or of the
+        SQLite file). Inline on aimem's private loop, which every sync store shares, it
+        would stall all of them. On a user's loop, the default executor is shared with
+        the rest of the app, which a few blocked writers could fill. A hop costs about
+        0.1 ms (an offline save makes three), little beside an LLM's reply. The caller's
+        context variables go along, as with ``asyncio.to_thread`` (tracing).
         """
         if self._closed:
             raise AimemError("This memory store is closed: open a new one")
-        if on_sync_loop():
-            return fn(*args, **kwargs)
-        return await asyncio.to_thread(fn, *args, **kwargs)
+        renew_if_forked()
+        context = contextvars.copy_context()
+
+        def call() -> T:
+            with guard():  # no fork in the middle of it (forking.py)
+                return context.run(fn, *args, **kwargs)
+
+        return await asyncio.get_running_loop().run_in_executor(self._threads, call)
 
     def _report(self, archived: list[Memory]) -> None:
         """Tell the caller what was forgotten: a log line and the on_archive callback."""
@@ -167,3 +195,8 @@ class StoreParts:
                 self._on_archive(archived)
             except Exception:  # the save is committed; a failing callback must not undo that
                 log.exception("aimem: on_archive callback raised")
+
+
+def _db_threads() -> ThreadPoolExecutor:
+    """A store's database threads: started on first use, so an idle store costs none."""
+    return ThreadPoolExecutor(max_workers=DB_THREADS, thread_name_prefix="aimem-db")

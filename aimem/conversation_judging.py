@@ -41,7 +41,8 @@ _EARLIER = 5
 #: One entry per candidate memory, in conversation order: one to insert, an active exact
 #: duplicate (already reinforced), or None (judged not worth keeping).
 _Entry = NewMemory | Memory | None
-FindDuplicate = Callable[[str], Awaitable[Memory | None]]
+#: ``find(content, reinforce=True)``: the active memory holding ``content``, if any.
+FindDuplicate = Callable[..., Awaitable[Memory | None]]
 
 
 @dataclass(frozen=True)
@@ -100,12 +101,29 @@ async def judge_in_order(
 
     readings = [read(c) for c in contents]
     topics = [frozenset(r.tokens) | {f"#slot:{s.kind}" for s in r.slots} for r in readings]
-    earlier = [
-        [_unsaved(j, contents[j]) for j in reversed(range(i)) if topics[i] & topics[j]][:_EARLIER]
-        for i in range(len(contents))
-    ]
+    earlier = [[_unsaved(j, contents[j]) for j in shown] for shown in _recent_sharing(topics)]
     judged = await judging.judge_all(contents, user_context, earlier=earlier)
     return _plan(judged).items
+
+
+def _recent_sharing(topics: Sequence[frozenset[str]]) -> list[list[int]]:
+    """For each position, the ``_EARLIER`` latest earlier ones sharing a topic, latest first.
+
+    Each topic remembers only its ``_EARLIER`` latest positions: a later one sharing the
+    topic outranks any older, so nothing beyond them can make the cut. Comparing every
+    pair instead made a 20,000-item ``save_many`` quadratic before it was even judged.
+    """
+    latest: dict[str, list[int]] = {}
+    shown: list[list[int]] = []
+    for i, words in enumerate(topics):
+        candidates = {j for word in words for j in latest.get(word, ())}
+        shown.append(sorted(candidates, reverse=True)[:_EARLIER])
+        for word in words:
+            kept = latest.setdefault(word, [])
+            kept.append(i)
+            if len(kept) > _EARLIER:
+                del kept[0]
+    return shown
 
 
 async def _user_turns(
@@ -113,10 +131,15 @@ async def _user_turns(
 ) -> list[_Entry]:
     """Each distinct user turn judged as ``save_many`` would, kept if it scores enough."""
     texts = list(dict.fromkeys(t.text for t in turns if t.from_user))
-    known = {t: m for t in texts if (m := await find(t)) is not None}
+    known = {t: m for t in texts if (m := await find(t, reinforce=False)) is not None}
     fresh = [i for i, t in enumerate(texts) if t not in known]
-    earlier = [[_unsaved(j, texts[j]) for j in reversed(fresh) if j < i][:_EARLIER] for i in fresh]
+    earlier = [
+        [_unsaved(j, texts[j]) for j in reversed(fresh[max(n - _EARLIER, 0) : n])]
+        for n in range(len(fresh))
+    ]
     judged = await judging.judge_all([texts[i] for i in fresh], user_context, earlier=earlier)
+    # Repeats are reinforced only once the judgement held: a failure that raises writes nothing.
+    known = {t: await find(t) or m for t, m in known.items()}
     by_index = dict(zip(fresh, judged, strict=True))
     floor = judging.settings.min_priority_score
     return [known[t] if t in known else _kept(by_index[i], floor) for i, t in enumerate(texts)]

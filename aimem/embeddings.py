@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .exceptions import EmbeddingError, ValidationError
+from .forking import renew_after_fork
 from .judges.transport import (
     OwnsClient,
     UnreadableResponseError,
@@ -124,6 +125,7 @@ class OpenAIEmbedder(OwnsClient):
                 "'aimem[local]')",
             )
         )
+        renew_after_fork(self)
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder(model={self.name!r}, base_url={str(self._client.base_url)!r})"

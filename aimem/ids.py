@@ -33,6 +33,16 @@ _lock = threading.Lock()
 _last = 0
 
 
+def _new_lock() -> None:
+    """In a forked child: a thread that no longer exists may hold the lock."""
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=_new_lock)
+
+
 def new_id() -> str:
     """Return a new UUIDv7 string, strictly increasing within this process."""
     global _last

@@ -3,7 +3,13 @@
 ``asyncio.run`` refuses to start while a loop is running, and nesting loops breaks
 libraries; instead one private loop lives in a daemon thread and sync callers wait
 on futures submitted to it. The same loop serves every sync store in the process,
-so async clients (httpx connection pools) always stay on the loop that made them.
+so async clients (httpx connection pools) always stay on the loop that made them;
+database calls leave it for each store's own threads (``assembly.py``), so one
+store's lock wait never holds up another's work.
+
+A child forked after the loop started has no loop thread (only the forking thread
+survives), so waiting on it would hang forever: the child forgets it and starts a
+loop, thread and lock of its own on first use (``forking.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from .exceptions import AimemError
+from .forking import at_fork, keep, renew_if_forked
 
 __all__ = ["on_sync_loop", "run_sync"]
 
@@ -49,6 +56,17 @@ def _shutdown() -> None:
             loop.close()
 
 
+def _forget_parent_loop() -> None:
+    """In a forked child: the loop's thread is gone and the lock may be held by it."""
+    global _lock, _loop, _thread
+    if _loop is not None:
+        keep(_loop)  # its selector and self-pipe are the parent's: never closed here
+    _lock, _loop, _thread = threading.Lock(), None, None
+
+
+at_fork(_forget_parent_loop)
+
+
 def on_sync_loop() -> bool:
     """True when called from aimem's own background loop (a sync store's call)."""
     return threading.current_thread() is _thread
@@ -56,6 +74,7 @@ def on_sync_loop() -> bool:
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` on aimem's background loop and return its result (or raise its error)."""
+    renew_if_forked()
     loop = _background_loop()
     if on_sync_loop():
         coro.close()

@@ -17,12 +17,7 @@ from datetime import datetime
 from .assembly import ArchiveCallback
 from .context import render_context
 from .conversation import Messages, check_messages
-from .exceptions import (
-    AmbiguousIdError,
-    JudgeError,
-    NotFoundError,
-    ValidationError,
-)
+from .exceptions import AmbiguousIdError, JudgeError, NotFoundError, ValidationError
 from .ids import DISPLAY_PREFIX, MIN_PREFIX, id_prefix, shortest_unique_prefixes
 from .models import (
     HistoryEvent,
@@ -162,7 +157,8 @@ class AsyncMemoryStore(Portability):
         """Save several contents: judged concurrently, written in one transaction, input order kept.
 
         Each sees the earlier ones as related: "I live in Leeds", "we moved to York" retires
-        the first. All inputs are validated first; if any judgement fails, nothing is written.
+        the first. All inputs are validated first; if any judgement fails, nothing is written
+        (duplicates are reinforced only after the judgements held).
         """
         report = await self.save_many_with_report(contents, user_context=user_context)
         return report.memories
@@ -171,18 +167,21 @@ class AsyncMemoryStore(Portability):
         self, contents: Sequence[str], *, user_context: str | None = None
     ) -> SaveReport:
         """Like ``save_many``, but also says which were duplicates and what was archived."""
-        contents = check_contents(contents, self.settings.max_content_chars)
+        contents = check_contents(contents, self.settings)
         user_context = check_user_context(user_context)
         unique = list(dict.fromkeys(contents))
         find, ns = self._db.find_active_duplicate, self.namespace
-        known = {c: m for c in unique if (m := await self._db_call(find, ns, content_hash(c)))}
+        peek = {c: await self._db_call(find, ns, content_hash(c), reinforce=False) for c in unique}
+        seen = {c: m for c, m in peek.items() if m is not None}
         from .conversation_judging import judge_in_order  # on use, as save_conversation
 
-        fresh = [c for c in unique if c not in known]
+        fresh = [c for c in unique if c not in seen]
         items = await judge_in_order(self._judging, fresh, user_context)
         memories, archived = await self._db_call(
             self._db.insert, self.namespace, items, self.policy
         )
+        again = {c: await self._db_call(find, ns, content_hash(c)) for c in seen}
+        known = {c: again[c] or m for c, m in seen.items()}
         saved = {m.content: m for m in memories} | known
         self._report(archived)
         return SaveReport(
@@ -222,8 +221,8 @@ class AsyncMemoryStore(Portability):
             self._judging,
             turns,
             check_user_context(user_context),
-            lambda c: self._db_call(
-                self._db.find_active_duplicate, self.namespace, content_hash(c)
+            lambda c, reinforce=True: self._db_call(
+                self._db.find_active_duplicate, self.namespace, content_hash(c), reinforce=reinforce
             ),
         )
         memories, archived = await self._db_call(
@@ -356,7 +355,7 @@ class AsyncMemoryStore(Portability):
         self, items: Sequence[str], *, allow_empty: bool = False
     ) -> SaveReport:
         """Like ``compress``, but also returns the memories it archived."""
-        contents = check_contents(items, self.settings.max_content_chars)
+        contents = check_contents(items, self.settings)
         if not contents and not allow_empty:
             raise ValidationError(
                 "compress() got no items: that would archive every memory. "

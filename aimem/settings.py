@@ -7,7 +7,6 @@ standard ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``) > the JSON config file
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -18,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic import ValidationError as PydanticValidationError
 
 from .exceptions import ValidationError
+from .validation import parse_json
 
 __all__ = ["Settings", "config_dir", "data_dir", "default_database_url", "masked_url"]
 
@@ -88,6 +88,14 @@ class Settings(BaseModel):
     openai_api_key: SecretStr | None = Field(default=None, description="OPENAI_API_KEY.")
     openai_base_url: str | None = Field(
         default=None, description="OPENAI_BASE_URL: any OpenAI-compatible endpoint."
+    )
+    max_batch_items: int = Field(
+        default=10_000,
+        ge=1,
+        description=(
+            "Most items one save_many or compress takes (one write transaction); a larger "
+            "batch is refused before anything is judged: split it."
+        ),
     )
     judge_timeout: float = Field(default=30.0, gt=0, description="Seconds per LLM request.")
     judge_max_attempts: int = Field(default=3, ge=1, description="Requests per save at most.")
@@ -215,6 +223,7 @@ _ENV_NAMES = {
     "auto_prune": "AIMEM_AUTO_PRUNE",
     "interpretation_enabled": "AIMEM_INTERPRETATION_ENABLED",
     "max_content_chars": "AIMEM_MAX_CONTENT_CHARS",
+    "max_batch_items": "AIMEM_MAX_BATCH_ITEMS",
     "model": "AIMEM_MODEL",
     "judge_timeout": "AIMEM_JUDGE_TIMEOUT",
     "judge_max_attempts": "AIMEM_JUDGE_MAX_ATTEMPTS",
@@ -263,7 +272,7 @@ def _from_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ValidationError(f"Cannot read aimem config file {path}: {exc}") from None
     if not isinstance(data, dict):

@@ -577,10 +577,10 @@ def test_other_process_saves_while_a_judgement_is_in_progress(tmp_path: Path) ->
 
 #: PostgreSQL: the lock aimem's writers of a namespace take (``postgres.py``), tried.
 _TRY_NAMESPACE_LOCK = "SELECT pg_try_advisory_xact_lock(hashtext(?))"
-#: PostgreSQL: other sessions of this database inside a transaction right now.
-_OPEN_TRANSACTIONS = (
+#: PostgreSQL: other sessions of this database inside a transaction that wrote (has an xid).
+_WRITING_TRANSACTIONS = (
     "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-    "AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
+    "AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL"
 )
 
 
@@ -589,16 +589,17 @@ def _write_lock_free(url: str) -> bool:
 
     SQLite: the file's write lock (``BEGIN IMMEDIATE``, no wait). PostgreSQL: the
     namespace's advisory lock, and no other session of the database inside a
-    transaction (aimem holds none, not even a read snapshot, while a judge works).
+    transaction that wrote. A read snapshot may be open meanwhile: another item's
+    lookup of related memories, running on the store's threads while this one is judged.
     """
     path = sqlite_path(url)
     if path is None:
         with reader(url) as read:
-            [(open_transactions,)] = read(_OPEN_TRANSACTIONS, ())
+            [(writing,)] = read(_WRITING_TRANSACTIONS, ())
             read("BEGIN", ())
             [(taken,)] = read(_TRY_NAMESPACE_LOCK, (NAMESPACE,))
             read("ROLLBACK", ())
-        return bool(taken) and open_transactions == 0
+        return bool(taken) and writing == 0
     con = sqlite3.connect(path, timeout=0, isolation_level=None)
     try:
         con.execute("BEGIN IMMEDIATE")

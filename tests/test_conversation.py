@@ -218,7 +218,7 @@ def test_a_batching_judge_without_extraction_gets_one_call_per_batch(db_url: str
     messages = [user(f"I like tea number {i}.") for i in range(10)]
     with aimem.MemoryStore(db_url, judge=judge, judge_batch_size=4) as store:
         saved = store.save_conversation(messages)
-    assert [len(b) for b in judge.batches] == [4, 4, 2]
+    assert sorted(len(b) for b in judge.batches) == [2, 4, 4]  # batches run concurrently
     assert [m.content for m in saved] == [m["content"] for m in messages]
 
 

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _db import execute, fingerprint, sqlite_path, tables
+from _db import execute, fingerprint, is_postgres, sqlite_path, tables
 from _stores import store_url
 
 import aimem
@@ -106,6 +106,20 @@ def test_another_applications_database_is_refused_untouched(tmp_path: Path) -> N
     assert "Traceback" not in result.stderr
     assert fingerprint(url) == before
     assert tables(url) == {"invoices"}
+
+
+def test_a_table_with_aimems_name_but_not_its_shape_is_refused_untouched(tmp_path: Path) -> None:
+    url = store_url(tmp_path / "other.sqlite")
+    key = "serial" if is_postgres(url) else "INTEGER"
+    execute(url, f"CREATE TABLE memories (id {key} PRIMARY KEY, body TEXT)", ())
+    execute(url, "INSERT INTO memories (body) VALUES (?)", ("an invoice",))
+    before = fingerprint(url)
+    with pytest.raises(aimem.StorageError) as refused:
+        aimem.MemoryStore(url, judge=FixedJudge())
+    assert "belongs to another application (tables: memories)" in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert fingerprint(url) == before
+    assert tables(url) == {"memories"}
 
 
 @pytest.mark.sqlite_only  # random bytes in a file

@@ -336,6 +336,11 @@ def ingest(s: Session, args: argparse.Namespace) -> int:
     settings = Settings.load(database_url=s.database_url)
     if args.chat:
         return _ingest_chat(s, args, text, name, settings.max_content_chars)
+    if args.batch > settings.max_batch_items:  # each batch is one save_many
+        raise CommandError(
+            f"--batch {args.batch} is over max_batch_items ({settings.max_batch_items}): "
+            "pass a smaller --batch; nothing was saved"
+        )
     items, problems = parse_lines(
         text,
         fmt=args.format,

@@ -39,6 +39,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 
 from ..exceptions import JudgeError, ValidationError
+from ..forking import renew_after_fork
 from ..models import Interpretation, Memory, Usage
 from .amendments import KEPT_CONTENT_FLAG, blend, kept_content, with_supersedes
 from .batch import JudgeItem, batch_response_format, build_batch_messages, parse_batch
@@ -217,6 +218,7 @@ class OpenAIJudge(OwnsClient):
             else new_client(base_url, api_key, timeout)
         )
         self._secret = self._client.api_key
+        renew_after_fork(self)
 
     def __repr__(self) -> str:
         return f"OpenAIJudge(model={self.model!r}, base_url={str(self._client.base_url)!r})"

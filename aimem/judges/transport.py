@@ -17,6 +17,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Self
 
 from ..exceptions import ValidationError
+from ..forking import keep
 
 # openai, httpx and tenacity are imported where used: importing them costs most of a
 # second, and a store that never calls an LLM (the CLI's `list`) should not pay it.
@@ -57,12 +58,25 @@ async def _sleep(seconds: float) -> None:
 class OwnsClient:
     """Closes the ``openai.AsyncOpenAI`` client on exit when this object made it.
 
-    A client passed in by the caller is theirs to close; shared by the judge and the
-    embedder, which build their clients the same way.
+    A client passed in by the caller is theirs to close (and to make anew in a forked
+    child); shared by the judge and the embedder, which build their clients the same way.
     """
 
     _client: openai.AsyncOpenAI
     _owns_client: bool
+
+    def _after_fork(self) -> None:
+        """In a forked child: a client of our own gets a connection pool of its own.
+
+        The inherited pool's connections are the parent's sockets, bound to the parent's
+        event loop: a request on one would wait for a reply the child never sees. The old
+        pool is kept, never closed here (closing TLS would tell the server goodbye).
+        """
+        if self._owns_client:
+            import openai
+
+            keep(self._client)
+            self._client = self._client.copy(http_client=openai.DefaultAsyncHttpxClient())
 
     async def aclose(self) -> None:
         """Close the HTTP client if this object created it."""

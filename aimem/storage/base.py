@@ -300,11 +300,7 @@ class Backend:
         self._reading(lambda conn: check_unique_content(conn, namespace, memory_id, content))
 
     def find_by_key(self, namespace: str, key: str, digest: str) -> Memory | None:
-        """The memory an idempotency key already answers (archived or not), reinforced.
-
-        Raises:
-            ConflictError: the key was used for different content.
-        """
+        """The memory a key answers (archived or not), reinforced; ConflictError on a misuse."""
 
         def look(conn: Connection) -> str | None:
             bound = q.key_target(conn, namespace, key)
@@ -323,17 +319,19 @@ class Backend:
         return self._writing(namespace, reinforce)
 
     def find_active_duplicate(
-        self, namespace: str, digest: str, key: str | None = None
+        self, namespace: str, digest: str, key: str | None = None, *, reinforce: bool = True
     ) -> Memory | None:
         """The active memory with exactly this content, reinforced; None if there is none.
 
-        With ``key``, the key is bound to that memory in the same transaction.
+        With ``key``, the key is bound to that memory in the same transaction. Without
+        ``reinforce`` nothing is written (a look before a judgement that may still fail).
         """
         # Most saves are new content: look first without taking the write lock.
-        if self._reading(lambda conn: q.active_duplicate(conn, namespace, digest)) is None:
-            return None
+        seen = self._reading(lambda conn: q.active_duplicate(conn, namespace, digest))
+        if seen is None or not reinforce:
+            return None if seen is None else self.get(namespace, seen)
 
-        def reinforce(conn: Connection) -> Memory | None:
+        def bump(conn: Connection) -> Memory | None:
             found = q.active_duplicate(conn, namespace, digest)
             if found is None:  # archived or deleted in between
                 return None
@@ -342,7 +340,7 @@ class Backend:
             q.reinforce(conn, namespace, [found])
             return q.require(conn, namespace, found)
 
-        return self._writing(namespace, reinforce)
+        return self._writing(namespace, bump)
 
     def insert(
         self,
@@ -372,11 +370,12 @@ class Backend:
                 archived += cap.archive_all_unpinned(conn, namespace, archive_others)
             ids: list[str] = []
             supersessions: list[cap.Supersession] = []
-            for item in items:
-                digest = content_hash(item.content)
+            digests = [content_hash(item.content) for item in items]  # looked up once, not per item
+            maybe = q.active_hashes(conn, namespace, digests) if len(items) > 1 else set(digests)
+            for item, digest in zip(items, digests, strict=True):
                 key = item.idempotency_key
                 bound = None if key is None else q.key_target(conn, namespace, key)
-                existing = q.active_duplicate(conn, namespace, digest)
+                existing = q.active_duplicate(conn, namespace, digest) if digest in maybe else None
                 if bound is not None:
                     memory_id = q.bind_key(conn, namespace, key or "", bound[0], digest)
                     q.reinforce(conn, namespace, [memory_id])
@@ -385,6 +384,7 @@ class Backend:
                     memory_id = existing
                 else:
                     memory_id = q.insert_memory(conn, namespace, item, digest)
+                    maybe.add(digest)
                     if item.supersedes_earlier:
                         earlier = tuple(ids[j] for j in item.supersedes_earlier)
                         item = replace(item, supersedes=(*item.supersedes, *earlier))

@@ -154,10 +154,6 @@ class PostgresBackend(Backend):
             self.engine.dispose()
             raise
 
-    def close(self) -> None:
-        """Release every pooled connection."""
-        self.engine.dispose()
-
     @property
     def path(self) -> Path | None:
         """None: a server has no file."""

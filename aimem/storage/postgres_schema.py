@@ -9,8 +9,9 @@ SQLite gets from ``sqlite_schema.py``, as PostgreSQL does it:
   and the related lookup on each save cost what the active set costs). The lexemes are
   built verbatim (no parser, no dictionary): aimem stems and folds the terms itself, and
   CJK characters and bigrams must stay exactly as ``keywords`` made them.
-* plpgsql triggers for the ``namespace_counts`` counter, deleting a memory's vector,
-  keys and versions with it, and keeping ``memory_history`` append-only.
+* plpgsql triggers for the ``namespace_counts`` and ``aimem_fts_stats`` counters (one
+  write per statement, from its transition tables), deleting a memory's vector, keys
+  and versions with it, and keeping ``memory_history`` append-only.
 
 Migrations are aimem's own, not Alembic: the SQLite side stamps ``aimem_meta`` with
 ``SCHEMA_VERSION`` and steps through its upgrades inside the store's own write
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Connection, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlmodel import SQLModel
 
 from ..exceptions import StorageError
@@ -52,6 +54,78 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$
 """
 
+#: What one row adds to each counter: toward ``max_memories`` (active, unpinned, judged),
+#: and to BM25's document and token counts, of every memory and of the active ones.
+_CAPPED = {"capped": "(archived_at IS NULL AND NOT pinned AND priority_score IS NOT NULL)::int"}
+_FTS = {
+    "docs": "1",
+    "tokens": "term_count",
+    "active_docs": "(archived_at IS NULL)::int",
+    "active_tokens": "CASE WHEN archived_at IS NULL THEN term_count ELSE 0 END",
+}
+
+
+def _net(table: str, adds: dict[str, str], *sources: str) -> str:
+    """Add one statement's net change per namespace to a counter table, in one write.
+
+    ``old_rows`` count negatively, ``new_rows`` positively; namespaces whose counts did
+    not move (most updates: a reinforced memory, a pin of a pending one) are not written.
+    """
+    sign = {"old_rows": "-", "new_rows": ""}
+    rows = " UNION ALL ".join(
+        "SELECT namespace, "
+        + ", ".join(f"{sign[source]}({add}) AS {name}" for name, add in adds.items())
+        + f" FROM {source}"
+        for source in sources
+    )
+    return (
+        f"INSERT INTO {table} AS t (namespace, {', '.join(adds)}) "
+        f"SELECT namespace, {', '.join(f'sum({name})' for name in adds)} FROM ({rows}) AS d "
+        f"GROUP BY namespace HAVING {' OR '.join(f'sum({name}) <> 0' for name in adds)} "
+        "ON CONFLICT (namespace) DO UPDATE SET "
+        + ", ".join(f"{name} = t.{name} + EXCLUDED.{name}" for name in adds)
+    )
+
+
+def _counter(name: str, table: str, adds: dict[str, str]) -> str:
+    """The function behind one counter's three per-statement triggers."""
+    return f"""CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        {_net(table, adds, "new_rows")};
+      ELSIF TG_OP = 'DELETE' THEN
+        {_net(table, adds, "old_rows")};
+      ELSE
+        {_net(table, adds, "old_rows", "new_rows")};
+      END IF;
+      RETURN NULL;
+    END $$"""
+
+
+def _per_statement(name: str, function: str) -> tuple[str, ...]:
+    """One AFTER ... FOR EACH STATEMENT trigger per event, each with its transition tables.
+
+    Per row, archiving 20,000 memories in one UPDATE rewrote the same counter row 20,000
+    times in one transaction; PostgreSQL walks every earlier version of a row to update
+    it again, so the UPDATE was quadratic and outran the statement timeout. A transition
+    table may serve only one event, and none a column list, hence three triggers.
+    """
+    tables = {
+        "INSERT": "NEW TABLE AS new_rows",
+        "UPDATE": "OLD TABLE AS old_rows NEW TABLE AS new_rows",
+        "DELETE": "OLD TABLE AS old_rows",
+    }
+    return tuple(
+        ddl
+        for event, referencing in tables.items()
+        for ddl in (
+            f"DROP TRIGGER IF EXISTS {name}_{event.lower()} ON memories",
+            f"CREATE TRIGGER {name}_{event.lower()} AFTER {event} ON memories "
+            f"REFERENCING {referencing} FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+        )
+    )
+
+
 _TRIGGER_DDL = (
     _FTS_FUNCTION,
     "ALTER TABLE memories ADD COLUMN IF NOT EXISTS fts tsvector "
@@ -64,44 +138,13 @@ _TRIGGER_DDL = (
     "WHERE archived_at IS NULL",
     # The vector cache's per-namespace cursor (vector_cache.py) reads these.
     "CREATE INDEX IF NOT EXISTS ix_history_namespace ON memory_history (namespace, id)",
-    # A row is "capped" (counts toward max_memories) while active, unpinned and judged.
-    """CREATE OR REPLACE FUNCTION aimem_counts() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.archived_at IS NULL AND NOT OLD.pinned
-         AND OLD.priority_score IS NOT NULL THEN
-        UPDATE namespace_counts SET capped = capped - 1 WHERE namespace = OLD.namespace;
-      END IF;
-      IF TG_OP IN ('UPDATE', 'INSERT') AND NEW.archived_at IS NULL AND NOT NEW.pinned
-         AND NEW.priority_score IS NOT NULL THEN
-        INSERT INTO namespace_counts (namespace, capped) VALUES (NEW.namespace, 1)
-        ON CONFLICT (namespace) DO UPDATE SET capped = namespace_counts.capped + 1;
-      END IF;
-      RETURN NULL;
-    END $$""",
+    _counter("aimem_counts", "namespace_counts", _CAPPED),
     # BM25's document count and average length, per namespace, for both indexes.
     """CREATE TABLE IF NOT EXISTS aimem_fts_stats (
         namespace varchar(64) PRIMARY KEY, docs bigint NOT NULL DEFAULT 0,
         tokens bigint NOT NULL DEFAULT 0, active_docs bigint NOT NULL DEFAULT 0,
         active_tokens bigint NOT NULL DEFAULT 0)""",
-    """CREATE OR REPLACE FUNCTION aimem_fts_stats() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        UPDATE aimem_fts_stats SET docs = docs - 1, tokens = tokens - OLD.term_count,
-          active_docs = active_docs - (OLD.archived_at IS NULL)::int,
-          active_tokens = active_tokens
-            - CASE WHEN OLD.archived_at IS NULL THEN OLD.term_count ELSE 0 END
-        WHERE namespace = OLD.namespace;
-      END IF;
-      IF TG_OP IN ('UPDATE', 'INSERT') THEN
-        INSERT INTO aimem_fts_stats AS s VALUES (NEW.namespace, 1, NEW.term_count,
-          (NEW.archived_at IS NULL)::int,
-          CASE WHEN NEW.archived_at IS NULL THEN NEW.term_count ELSE 0 END)
-        ON CONFLICT (namespace) DO UPDATE SET docs = s.docs + 1,
-          tokens = s.tokens + EXCLUDED.tokens, active_docs = s.active_docs
-          + EXCLUDED.active_docs, active_tokens = s.active_tokens + EXCLUDED.active_tokens;
-      END IF;
-      RETURN NULL;
-    END $$""",
+    _counter("aimem_fts_stats", "aimem_fts_stats", _FTS),
     """CREATE OR REPLACE FUNCTION aimem_cascade() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       DELETE FROM memory_vectors WHERE seq = OLD.seq;
@@ -113,14 +156,11 @@ _TRIGGER_DDL = (
     BEGIN
       RAISE EXCEPTION 'memory_history is append-only';
     END $$""",
+    # Revision 1's per-row counters, replaced by the per-statement ones below.
     "DROP TRIGGER IF EXISTS memories_count ON memories",
-    """CREATE TRIGGER memories_count AFTER INSERT OR DELETE OR UPDATE OF
-        archived_at, pinned, priority_score, namespace ON memories
-        FOR EACH ROW EXECUTE FUNCTION aimem_counts()""",
     "DROP TRIGGER IF EXISTS memories_fts_stats ON memories",
-    """CREATE TRIGGER memories_fts_stats AFTER INSERT OR DELETE OR UPDATE OF
-        terms, archived_at, namespace ON memories
-        FOR EACH ROW EXECUTE FUNCTION aimem_fts_stats()""",
+    *_per_statement("memories_count", "aimem_counts"),
+    *_per_statement("memories_fts_stats", "aimem_fts_stats"),
     "DROP TRIGGER IF EXISTS memories_cascade ON memories",
     """CREATE TRIGGER memories_cascade AFTER DELETE ON memories
         FOR EACH ROW EXECUTE FUNCTION aimem_cascade()""",
@@ -136,19 +176,42 @@ _TRIGGER_DDL = (
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
 #: The first version a PostgreSQL store was created at.
 FIRST_VERSION = 4
+#: PostgreSQL's own functions and triggers, which change with no table changing: stamped
+#: apart from the shared ``SCHEMA_VERSION`` (SQLite has nothing to migrate) and brought
+#: up to date at open. 2: the counters are kept per statement, not per row.
+TRIGGERS_REVISION = 2
+_REVISION_KEY = "pg_triggers"
+
+
+#: Every column of each table aimem creates, by table: a table of that name without them
+#: is another application's (a ``memories (id, body)`` of its own).
+_OUR_COLUMNS = {
+    **{t.name: frozenset(t.columns.keys()) for t in SQLModel.metadata.sorted_tables},
+    "aimem_fts_stats": frozenset({"namespace", *_FTS}),
+}
+_TABLE_COLUMNS = text(
+    "SELECT c.relname, a.attname FROM pg_class c "
+    "JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema() "
+    "LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
+    "WHERE c.relkind IN ('r', 'p')"
+)
 
 
 def _refuse_foreign_tables(conn: Connection) -> None:
     """A schema holding another application's tables (and no stamp) is left untouched.
 
+    A table is ours only by name and shape: one called ``memories`` without aimem's
+    columns would otherwise fail halfway through creating the schema, with a message
+    about a missing column instead of this refusal.
+
     Raises:
-        StorageError: it holds tables aimem does not create.
+        StorageError: it holds tables aimem does not create, or one of aimem's names
+            without aimem's columns.
     """
-    ours = {table.name for table in SQLModel.metadata.sorted_tables} | {"aimem_fts_stats"}
-    found = conn.execute(
-        text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
-    ).scalars()
-    foreign = sorted(set(found) - ours)
+    found: dict[str, set[str]] = {}
+    for table, column in conn.execute(_TABLE_COLUMNS):
+        found.setdefault(table, set()).update([column] if column else [])
+    foreign = sorted(t for t, cols in found.items() if not cols >= _OUR_COLUMNS.get(t, {"?"}))
     if foreign:
         raise StorageError(
             f"This database belongs to another application (tables: {', '.join(foreign[:5])}); "
@@ -176,6 +239,14 @@ def stored_version(conn: Connection) -> int | None:
         ) from None
 
 
+def _triggers_revision(conn: Connection) -> int:
+    """The revision of the functions and triggers in place (1 before it was stamped)."""
+    value = conn.execute(
+        select(_META.c.value).where(_META.c.key == _REVISION_KEY)
+    ).scalar_one_or_none()
+    return int(value) if value is not None and str(value).isdigit() else 1
+
+
 def create_schema(conn: Connection) -> None:
     """Create every table, index, function and trigger, stamped with this version."""
     SQLModel.metadata.create_all(conn)
@@ -183,6 +254,10 @@ def create_schema(conn: Connection) -> None:
         conn.exec_driver_sql(ddl)
     if stored_version(conn) is None:
         conn.execute(_META.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+    stamp = pg_insert(_META).values(key=_REVISION_KEY, value=str(TRIGGERS_REVISION))
+    conn.execute(
+        stamp.on_conflict_do_update(index_elements=["key"], set_={"value": stamp.excluded.value})
+    )
 
 
 def migrate(conn: Connection) -> None:
@@ -206,6 +281,8 @@ def migrate(conn: Connection) -> None:
             f"understands ({SCHEMA_VERSION}): upgrade aimem. Nothing was changed."
         )
     if stored == SCHEMA_VERSION:
+        if _triggers_revision(conn) < TRIGGERS_REVISION:
+            create_schema(conn)  # every statement is idempotent
         return
     for version in range(max(stored, FIRST_VERSION) + 1, SCHEMA_VERSION + 1):
         MIGRATIONS[version](conn)

@@ -20,6 +20,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import OperationalError
 
 from ..exceptions import StorageError
+from ..forking import keep
 from ..models import Memory
 from . import sqlite_search
 from .base import Backend
@@ -53,9 +54,18 @@ class SQLiteBackend(Backend):
         else:
             self._open_file()
 
-    def close(self) -> None:
-        """Release every pooled connection."""
-        self.engine.dispose()
+    def after_fork(self) -> None:
+        """In a forked child: a file's connections are left to the parent, never closed here.
+
+        pysqlite closes a connection it collects, even the parent's, so the parent's pool
+        stays referenced. A store in memory keeps its one connection: its own copy.
+        """
+        self._lock = threading.RLock()
+        if self._serial:
+            self._vectors.forget()
+            return
+        keep(self.engine.pool)
+        super().after_fork()
 
     @property
     def path(self) -> Path | None:

@@ -26,8 +26,10 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import QueuePool, StaticPool
+from sqlmodel import SQLModel
 
 from ..exceptions import StorageError
+from . import schema  # noqa: F401 - defines the tables in SQLModel.metadata
 
 __all__ = ["BUSY_TIMEOUT_MS", "FileState", "Target", "enable_wal", "inspect", "make_engine"]
 
@@ -42,9 +44,12 @@ AIMEM_TABLES = frozenset(
         "core",
         "namespace_counts",
         "memory_vectors",
+        "memory_versions",
         "aimem_meta",
     }
 )
+#: The columns each of them has: a table of one of these names without them is not ours.
+_COLUMNS = {t.name: frozenset(t.columns.keys()) for t in SQLModel.metadata.sorted_tables}
 _URL_HINT = "use a URL such as sqlite:///agent.db (or sqlite:///:memory: for a store in memory)"
 
 
@@ -148,9 +153,10 @@ def inspect(target: Target) -> FileState:
         if not tables:
             return FileState("empty", writable=writable)
         if "aimem_meta" not in tables:
-            if {t for t in tables if not _fts_shadow(t)} <= AIMEM_TABLES:
+            foreign = sorted(t for t in tables if not _fts_shadow(t) and not _ours(con, t))
+            if not foreign:
                 return FileState("empty", writable=writable)  # an unfinished aimem store
-            shown = ", ".join(sorted(t for t in tables if not _fts_shadow(t))[:5])
+            shown = ", ".join(foreign[:5])
             raise StorageError(
                 f"{path} belongs to another application (tables: {shown}); aimem left it "
                 "untouched: point aimem at its own file"
@@ -258,6 +264,14 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
 def _writable(path: Path) -> bool:
     """Whether aimem may write the file (and beside it: WAL keeps two files next to it)."""
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
+
+
+def _ours(con: sqlite3.Connection, table: str) -> bool:
+    """One of aimem's tables by name and by shape: another ``memories (id, body)`` is not."""
+    if table not in AIMEM_TABLES:
+        return False
+    columns = {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
+    return columns >= _COLUMNS.get(table, frozenset())
 
 
 def _fts_shadow(table: str) -> bool:

@@ -55,6 +55,10 @@ class VectorCache:
         #: Build cursors from the namespace's own newest event, not the global newest.
         self._scoped_cursor = scoped_cursor
 
+    def forget(self) -> None:
+        """Drop every index and start a new lock (a forked child: it may be held there)."""
+        self._entries, self._lock = {}, threading.Lock()
+
     def nearest(
         self,
         conn: Connection,

@@ -461,7 +461,7 @@ class HeuristicJudge:
         >>> judge = HeuristicJudge()
         >>> i = judge.score("Never schedule meetings before 10am.")
         >>> i.prompt_version, i.utility > 0.2
-        ('heuristic-v4', True)
+        ('heuristic-v5', True)
     """
 
     source = "heuristic"
@@ -469,8 +469,10 @@ class HeuristicJudge:
     #: 2: supersession, a restatement that names the slot, and event/plan signals;
     #: 3: supersession read clause by clause (statements inside requests, narrow slots);
     #: 4: terse standing facts (appointments, diet, work, things owned) clear the threshold,
-    #: and a Japanese frame needs more than a shared subject.
-    version = "4"
+    #: and a Japanese frame needs more than a shared subject; 5: a reported lead, a story or
+    #: "when I was a kid" retires nothing, an end must name the thing it ends, and the
+    #: rationale counts what a memory supersedes without quoting it.
+    version = "5"
 
     async def interpret(
         self,
