@@ -14,8 +14,6 @@ from collections.abc import Sequence
 
 from .exceptions import AimemError, JudgeError, ValidationError
 from .judges.base import Judge, judge_source
-from .judges.heuristic.ends import names_held_value
-from .judges.heuristic.supersession import find_superseded
 from .models import Interpretation, Memory
 from .retrieval import Retriever
 from .settings import Settings
@@ -320,6 +318,9 @@ def may_retire(content: str, memory: Memory) -> bool:
     """
     if memory.restored_at is None:
         return True
+    from .judges.heuristic.ends import names_held_value  # on use: its vocabularies are big
+    from .judges.heuristic.supersession import find_superseded
+
     return bool(find_superseded(content, [memory.content], precise=True)) and names_held_value(
         content, memory.content
     )
