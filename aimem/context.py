@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from .models import Memory
 from .validation import shown
 
-__all__ = ["render_context"]
+__all__ = ["BY_PRIORITY", "BY_RELEVANCE", "NO_MATCH", "render_context"]
 
 _ELLIPSIS = "…"
 
@@ -21,16 +21,26 @@ def _line(memory: Memory) -> str:
     return f"- [{score}] {text}"
 
 
-def render_context(core: str, memories: Sequence[Memory], max_chars: int) -> str:
+#: How the memories of a block are ordered, said in its header.
+BY_PRIORITY = "## Memories (most important first; a newer fact above the one it replaces)"
+BY_RELEVANCE = "## Memories relevant to the query (most relevant first)"
+NO_MATCH = "## Memories relevant to the query\nNo memory matches the query."
+
+
+def render_context(
+    core: str, memories: Sequence[Memory], max_chars: int, *, query: str | None = None
+) -> str:
     """Core text, then memories in the given order, one line each, within ``max_chars``.
 
-    Memories that do not fit whole are left out rather than cut mid-sentence; core
-    text longer than the whole budget is cut with an ellipsis, since it comes first.
+    The header says how they are ordered: by priority, or (with ``query``) by relevance
+    to it, and it says when nothing matched. Memories that do not fit whole are left out
+    rather than cut mid-sentence; core text longer than the whole budget is cut with an
+    ellipsis, since it comes first.
     """
     parts: list[str] = []
     if core.strip():
         parts.append("## Core\n" + core.strip())
-    header = "## Memories (most important first)"
+    header = BY_PRIORITY if query is None else BY_RELEVANCE
     body = "\n\n".join(parts)
     if len(body) > max_chars:
         return body[: max(0, max_chars - 1)] + _ELLIPSIS
@@ -45,4 +55,6 @@ def render_context(core: str, memories: Sequence[Memory], max_chars: int) -> str
         used += 1 + len(line)
     if lines:
         parts.append("\n".join([header, *lines]))
+    elif query is not None and not memories and used - len(header) + len(NO_MATCH) <= max_chars:
+        parts.append(NO_MATCH)
     return shown("\n\n".join(parts))

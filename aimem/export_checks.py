@@ -153,6 +153,10 @@ def check_memory(parsed: ParsedExport, number: int, m: MemoryLine, max_chars: in
             bad("only a memory archived as 'superseded' names a successor")
     elif m.archive_reason == "superseded":
         bad("a memory archived as 'superseded' names its successor (superseded_by)")
+    if m.contested_by is not None and (not is_memory_id(m.contested_by) or m.contested_by == m.id):
+        bad("contested_by is not another memory's id in aimem's format")
+    if len(m.recall_terms) > max_chars:
+        bad(f"recall_terms is longer than {max_chars} characters")
     for version_problem in _version_problems(m, max_chars):
         bad(version_problem)
     if m.vector is not None:

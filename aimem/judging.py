@@ -185,6 +185,8 @@ class Judging:
             embedding_model=None if embedder is None else embedder.name,
             supersedes=superseded,
             supersede_reason=reason,
+            contests=_contested(content, related, superseded) if interp is not None else (),
+            recall_terms=_recall_terms(content),
         )
 
     async def judge_all(
@@ -307,6 +309,34 @@ class Judging:
                 raise failure
             made.append(self.new_memory(content, None, "pending", user_context, vector_))
         return made
+
+
+def _recall_terms(content: str) -> str:
+    """The words questions about ``content`` use but it may not ("residence", "live")."""
+    from .judges.heuristic.statement import recall_terms  # on use: its vocabularies are big
+
+    return recall_terms(content)
+
+
+def _contested(
+    content: str, related: Sequence[Memory], superseded: Sequence[str]
+) -> tuple[str, ...]:
+    """Ids of related memories ``content`` may make out of date but does not retire.
+
+    A looser reading than supersession (``judges.heuristic.conflicts``): they stay
+    active, ranked below it while both are. A restored memory is left be, as by
+    supersession.
+    """
+    if not related:
+        return ()
+    from .judges.heuristic.conflicts import find_contested  # on use: its vocabularies are big
+
+    found = find_contested(content, [m.content for m in related])
+    return tuple(
+        related[i].id
+        for i in found
+        if related[i].id not in superseded and related[i].restored_at is None
+    )
 
 
 def may_retire(content: str, memory: Memory) -> bool:

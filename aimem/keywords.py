@@ -9,6 +9,11 @@ namespace stores can change neither what another finds nor what its searches cos
 Query words become quoted terms that are OR-ed: a raw sentence passed to MATCH is an
 implicit AND and finds almost nothing, and FTS syntax typed by a user (quotes, NEAR,
 ``*``, ``-``, parentheses, column filters) must never be interpreted.
+
+The store's own framing ("the user", ユーザー, the ``user_context`` name) is no search term:
+every interpretation says it, so it matched every memory ("Where does the user live?"
+found the cat). ``unframed`` takes it out of interpretations before they are indexed and
+out of questions before they are matched; the user's own words keep it.
 """
 
 from __future__ import annotations
@@ -25,10 +30,13 @@ __all__ = [
     "fts_query",
     "index_terms",
     "match_any",
+    "memory_terms",
     "namespace_prefix",
     "query_terms",
     "quote",
     "scoped",
+    "search_terms",
+    "unframed",
 ]
 
 # Hiragana, katakana, CJK ideographs, halfwidth katakana, hangul: scripts written without
@@ -75,6 +83,43 @@ def index_terms(texts: Iterable[str]) -> str:
         if cjk:
             terms.append(cjk)
     return " ".join(terms)
+
+
+#: "the user", "The user's", "users'", "User:": how a store (or an LLM judge) frames a note.
+_FRAMING_EN = re.compile(r"(?<![\w-])(?:the\s+)?users?(?:['’]s?)?(?![\w-])", re.IGNORECASE)
+#: ユーザー (ユーザ) with the particle after it, so no stray particle makes a bigram.
+_FRAMING_JA = re.compile(r"ユーザー?[のはがもをにへとで]?")
+
+
+def unframed(text: str, user_context: str | None = None) -> str:
+    """``text`` without the store's framing words: "the user", ユーザー, the ``user_context`` name.
+
+    >>> unframed("The user's sister lives in Sendai.").split()
+    ['sister', 'lives', 'in', 'Sendai.']
+    """
+    text = _FRAMING_JA.sub(" ", _FRAMING_EN.sub(" ", text))
+    name = (user_context or "").strip()
+    if name and len(name) <= 64:
+        pattern = rf"(?<![\w-]){re.escape(name)}(?:['’]s?)?(?![\w-])"
+        text = re.sub(pattern, " ", text, flags=re.IGNORECASE)
+    return text
+
+
+def memory_terms(
+    content: str, interpretation: str, recall_terms: str = "", user_context: str | None = None
+) -> str:
+    """What the keyword index holds for one memory (``index_terms``).
+
+    The content as the user said it, the interpretation without the store's framing,
+    and the words that help recall it (a slot's synonyms: "residence live home"), which
+    are indexed but never shown.
+    """
+    return index_terms((content, unframed(interpretation, user_context), recall_terms))
+
+
+def search_terms(query: str, user_context: str | None = None) -> list[str]:
+    """``query_terms`` of a question, its framing words left out unless nothing else is left."""
+    return query_terms(unframed(query, user_context)) or query_terms(query)
 
 
 def namespace_prefix(namespace: str) -> str:

@@ -48,6 +48,14 @@ MinScore = Annotated[
     float | None,
     Field(ge=0.0, le=1.0, description="Only memories with priority at least this."),
 ]
+MinRelevance = Annotated[
+    float | None,
+    Field(
+        ge=0.0,
+        le=1.0,
+        description="Only hits at least this relevant (0..1); the server's default if unset.",
+    ),
+]
 Component = Annotated[float | None, Field(ge=0.0, le=0.25)]
 Detail = Annotated[
     bool,

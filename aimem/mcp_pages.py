@@ -153,12 +153,15 @@ class Listing:
     ids: bytes | tuple[str, ...] = b""
     scores: array[float] | None = None
     query: bytes | None = None
+    #: A search hit's relevance, beside its score.
+    relevances: array[float] | None = None
 
     @property
     def kept(self) -> int:
         """Bytes this listing holds (ids and scores), what ``KEEP_BYTES`` bounds."""
         ids = len(self.ids) if isinstance(self.ids, bytes) else _ID_BYTES * len(self.ids)
-        return ids + (8 * len(self.scores) if self.scores is not None else 0)
+        scores = sum(len(a) for a in (self.scores, self.relevances) if a is not None)
+        return ids + 8 * scores
 
     def ids_from(self, offset: int) -> Iterator[str]:
         """The listed ids from ``offset`` on, in order."""
@@ -171,6 +174,10 @@ class Listing:
     def score(self, position: int) -> float | None:
         """A search hit's score, kept since it cannot be read back from the store."""
         return self.scores[position] if self.scores is not None else None
+
+    def relevance(self, position: int) -> float | None:
+        """A search hit's relevance, kept as its score is."""
+        return self.relevances[position] if self.relevances is not None else None
 
 
 class _Sheet:
@@ -302,6 +309,7 @@ class Pager:
         query: str | None = None,
         id_of: Callable[[T], str] | None = None,
         score_of: Callable[[T], float] | None = None,
+        relevance_of: Callable[[T], float] | None = None,
     ) -> CallToolResult:
         """``head`` with ``key`` holding the items from ``offset`` that fit, and ``next_cursor``.
 
@@ -321,7 +329,8 @@ class Pager:
         if listing_id is None:
             ids = _pack([id_of(i) for i in items]) if id_of else b""
             scores = array("d", (score_of(i) for i in items)) if score_of else None
-            listing = Listing(continue_with, len(items), ids, scores, _digest(query))
+            fits = array("d", (relevance_of(i) for i in items)) if relevance_of else None
+            listing = Listing(continue_with, len(items), ids, scores, _digest(query), fits)
             listing_id = self._keep_listing(listing)
         return sheet.answer(f"{listing_id}.{end}")
 
@@ -331,12 +340,12 @@ class Pager:
         key: str,
         resumed: tuple[str, Listing, int],
         get: Callable[[str], Awaitable[Memory | None]],
-        render: Callable[[Memory, float | None], Json],
+        render: Callable[[Memory, float | None, float | None], Json],
     ) -> CallToolResult:
         """The next page of a listing kept by id: each memory read now, deleted ones left out.
 
-        ``get`` reads a memory (None when it is gone); ``render`` gets the memory and
-        its score in the listing (a search's, else None).
+        ``get`` reads a memory (None when it is gone); ``render`` gets the memory, its
+        score and its relevance in the listing (a search's, else None).
         """
         listing_id, listing, offset = resumed
         sheet = _Sheet(self, head, key)
@@ -345,7 +354,12 @@ class Pager:
             if sheet.full:
                 break
             memory = await get(memory_id)
-            if memory is not None and not sheet.add(render(memory, listing.score(end))):
+            view = (
+                None
+                if memory is None
+                else render(memory, listing.score(end), listing.relevance(end))
+            )
+            if view is not None and not sheet.add(view):
                 break
             end += 1
         return sheet.answer(f"{listing_id}.{end}" if end < listing.size else None)

@@ -19,6 +19,7 @@ from .mcp_args import (
     Detail,
     Limit,
     MemoryId,
+    MinRelevance,
     MinScore,
     SearchMode,
     UserContext,
@@ -28,6 +29,7 @@ from .mcp_args import (
 from .mcp_errors import SEMANTIC_NEEDS_EMBEDDER
 from .mcp_pages import Pager
 from .mcp_views import (
+    NO_MATCH,
     CoreResult,
     HistoryResult,
     MemoryResult,
@@ -62,6 +64,7 @@ def read_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
         query: Annotated[Content, Field(description="Words or a question to look up.")],
         limit: Annotated[Limit, Field(description="Most hits in all (over every page).")] = 10,
         min_score: MinScore = None,
+        min_relevance: MinRelevance = None,
         mode: SearchMode = "hybrid",
         include_archived: Annotated[
             bool, Field(description="Also search archived and superseded memories.")
@@ -80,14 +83,21 @@ def read_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
 
         Use it before answering something that may depend on what you were told
         earlier. Matches words, and meaning when the server has an embedder
-        (mode=semantic needs one). Times are ISO 8601 with a timezone. Hits that do not
-        fit the server's character budget come on the next page: call again with
-        cursor=next_cursor and the same query.
+        (mode=semantic needs one). Each hit has a relevance from 0 to 1; nothing
+        unrelated is returned, and an empty result says "no memory matches". A hit
+        marked conflicts_with is likely out of date: the newer one it names ranks
+        above it. min_score is a floor on priority, not on relevance. Times are ISO
+        8601 with a timezone. Hits that do not fit the server's character budget come
+        on the next page: call again with cursor=next_cursor and the same query.
         """
         if cursor is not None:
             resumed = pager.resume("search_memories", cursor, query)
             return await pager.more(
-                {}, "hits", resumed, current, lambda m, s: hit_view(m, s or 0.0, detail)
+                {},
+                "hits",
+                resumed,
+                current,
+                lambda m, s, r: hit_view(m, s or 0.0, detail, relevance=r),
             )
         if mode == "semantic" and store.embedder is None:
             raise ValidationError(SEMANTIC_NEEDS_EMBEDDER)
@@ -97,6 +107,7 @@ def read_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
             query,
             limit=limit,
             min_score=min_score,
+            min_relevance=min_relevance,
             include_archived=include_archived,
             mode=mode,
             user_context=user_context,
@@ -104,14 +115,17 @@ def read_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
             created_before=before,
         )
         return pager.page(
-            {},
+            {} if hits else {"note": NO_MATCH},
             "hits",
             hits,
-            lambda h: hit_view(h.memory, h.score, detail),
+            lambda h: hit_view(
+                h.memory, h.score, detail, relevance=h.relevance, conflicts_with=h.conflicts_with
+            ),
             continue_with="search_memories",
             query=query,
             id_of=lambda h: h.memory.id,
             score_of=lambda h: h.score,
+            relevance_of=lambda h: h.relevance,
         )
 
     async def list_memories(
@@ -133,7 +147,7 @@ def read_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
         if cursor is not None:
             resumed = pager.resume("list_memories", cursor)
             return await pager.more(
-                {}, "memories", resumed, current, lambda m, _: memory_view(m, detail)
+                {}, "memories", resumed, current, lambda m, _s, _r: memory_view(m, detail)
             )
         memories = await store.list(
             min_score=min_score, limit=limit, order=order, include_archived=include_archived
@@ -198,7 +212,7 @@ def read_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
         if cursor is not None:
             resumed = pager.resume("read_memory", cursor)
             return await pager.more(
-                {}, "memories", resumed, current, lambda m, _: memory_view(m, detail)
+                {}, "memories", resumed, current, lambda m, _s, _r: memory_view(m, detail)
             )
         memories = await store.list(order="priority")
         return pager.page(

@@ -76,6 +76,11 @@ class MemoryView(_Out):
     superseded_by: str | None = Field(
         default=None, description="The memory that made it out of date, if one did."
     )
+    contested_by: str | None = Field(
+        default=None,
+        description="A newer memory stating another value for the same thing: this one "
+        "may be out of date.",
+    )
     truncated: bool = Field(default=False, description=_TRUNCATED)
 
 
@@ -89,10 +94,24 @@ class MemoryRecord(Memory):
 MemoryOut = MemoryView | MemoryRecord
 
 
-class HitView(_Out):
-    """One search hit: its score and the memory."""
+#: What a search with no hit says, in place of an empty list alone.
+NO_MATCH = "No memory matches the query."
 
-    score: float = Field(description="Relevance first; priority and recency break near-ties.")
+
+class HitView(_Out):
+    """One search hit: its score, its relevance and the memory."""
+
+    score: float = Field(
+        description="Orders this list: relevance first; priority and recency break near-ties."
+    )
+    relevance: float = Field(
+        description="How well it matches, on an absolute scale 0..1 (comparable across queries)."
+    )
+    conflicts_with: str | None = Field(
+        default=None,
+        description="A newer hit stating another value for the same thing: this one is "
+        "likely out of date.",
+    )
     memory: MemoryOut
 
 
@@ -169,6 +188,7 @@ class SearchResult(_Out):
     """Search hits, best first, in pages."""
 
     hits: list[HitView]
+    note: str | None = Field(default=None, description="Said when no memory matches.")
     next_cursor: str | None = Field(description=_CURSOR)
 
 
@@ -243,12 +263,27 @@ def memory_view(memory: Memory, detail: bool = False) -> Json:
             view["archive_reason"] = memory.archive_reason
         if memory.superseded_by:
             view["superseded_by"] = memory.superseded_by
+    elif memory.contested_by:
+        view["contested_by"] = memory.contested_by
     return view
 
 
-def hit_view(memory: Memory, score: float, detail: bool = False) -> Json:
-    """A search hit: the score (3 places unless ``detail``) and the memory's view."""
-    return {"score": score if detail else round(score, 3), "memory": memory_view(memory, detail)}
+def hit_view(
+    memory: Memory,
+    score: float,
+    detail: bool = False,
+    *,
+    relevance: float | None = None,
+    conflicts_with: str | None = None,
+) -> Json:
+    """A search hit: score and relevance (3 places unless ``detail``) and the memory's view."""
+    view: Json = {"score": score if detail else round(score, 3)}
+    fit = 1.0 if relevance is None else relevance
+    view["relevance"] = fit if detail else round(fit, 3)
+    if conflicts_with:
+        view["conflicts_with"] = conflicts_with
+    view["memory"] = memory_view(memory, detail)
+    return view
 
 
 def event_view(event: HistoryEvent, detail: bool = False) -> Json:

@@ -19,23 +19,10 @@ from .context import render_context
 from .conversation import Messages, check_messages
 from .exceptions import AmbiguousIdError, JudgeError, NotFoundError, ValidationError
 from .ids import DISPLAY_PREFIX, MIN_PREFIX, id_prefix, shortest_unique_prefixes
-from .models import (
-    HistoryEvent,
-    Interpretation,
-    Memory,
-    PruneReport,
-    SaveReport,
-    SearchHit,
-    Stats,
-)
+from .models import HistoryEvent, Interpretation, Memory, PruneReport, SaveReport, SearchHit, Stats
 from .portability import Portability
 from .retrieval import Mode
-from .storage import (
-    Order,
-    SearchFilters,
-    check_version,
-    content_hash,
-)
+from .storage import Order, SearchFilters, check_version, content_hash
 from .validation import (
     check_content,
     check_contents,
@@ -460,13 +447,19 @@ class AsyncMemoryStore(Portability):
         user_context: str | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
+        min_relevance: float | None = None,
     ) -> builtins.list[SearchHit]:
         """Find memories by words and by meaning; returned memories are reinforced.
 
         ``mode="hybrid"`` fuses keyword (BM25) and semantic (cosine) ranks and is
         keyword-only when no embedder is configured. Relevance leads the score; priority
-        and recency (weights in Settings) break near-ties. ``explain=True`` puts each
-        part of the score on the hit: ``relevance + priority + recency == score``.
+        and recency (weights in Settings) break near-ties. Each hit's ``relevance`` is on
+        an absolute 0..1 scale (``aimem.relevance``); hits below ``min_relevance``
+        (default ``Settings.search_min_relevance``) are left out, so a query sharing no
+        word or meaning with any memory finds nothing. ``min_score`` is a *priority*
+        floor. Others' facts rank below the user's own for a question about the user; of
+        two memories stating the same thing, the newer ranks first and the older is
+        marked ``conflicts_with`` it. ``explain=True`` shows every part of the score.
         """
         query = check_content(query, self.settings.max_content_chars, what="query")
         if mode not in ("hybrid", "keyword", "semantic"):
@@ -478,12 +471,14 @@ class AsyncMemoryStore(Portability):
             created_before=check_when(created_before, "created_before"),
             include_archived=bool(include_archived),
         )
+        floor = check_min_score(min_relevance, "min_relevance")
         hits = await self._retriever.search(
             query,
             limit=check_limit(limit) or 10,
             filters=filters,
             mode=mode,
             explain=bool(explain),
+            min_relevance=self.settings.search_min_relevance if floor is None else floor,
         )
         await self._db_call(self._db.reinforce, self.namespace, [h.memory.id for h in hits])
         return hits
@@ -513,17 +508,22 @@ class AsyncMemoryStore(Portability):
     async def context(self, max_chars: int = 4000, query: str | None = None) -> str:
         """Core text plus memories within ``max_chars``, for a system prompt.
 
-        Memories come by priority, or by relevance to ``query`` when one is given.
+        Memories come by priority, a newer fact just above the one it replaces; or, with
+        ``query``, only those relevant to it (``search``), most relevant first, and the
+        block says so, or that none matched. Nothing unrelated pads it.
         """
         if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
             raise ValidationError("max_chars must be a positive integer")
         core = await self.get_core()
         # A line is at least ~10 characters, so this many memories always fill the budget.
         wanted = min(1000, max(1, max_chars // 10))
-        if query is None:
-            memories = await self.list(limit=wanted)
-        else:
-            memories = [h.memory for h in await self.search(query, limit=min(wanted, 100))]
+        if query is not None:
+            hits = await self.search(query, limit=min(wanted, 100))
+            return render_context(core, [h.memory for h in hits], max_chars, query=query)
+        from .siblings import current_first  # on use: reading memories imports the judge's rules
+
+        listed = await self.list(limit=wanted)
+        memories, _ = current_first(listed, lambda m: m, window=50, by_words=False)
         return render_context(core, memories, max_chars)
 
     # -- changing state ---------------------------------------------------------------

@@ -121,8 +121,13 @@ class Memory(BaseModel):
     judge_retries: int = 0
     #: The memory that made this one out of date (archive_reason "superseded"), if any.
     superseded_by: str | None = None
-    #: When the user last restored it; automatic forgetting then leaves it be.
+    #: When the user last restored it: later saves retire it only by naming that very fact.
     restored_at: datetime | None = None
+    #: A newer active memory that states another value for the same thing ("I live in
+    #: Sendai" after "We moved to Sapporo" was saved): search and context rank it first.
+    contested_by: str | None = None
+    #: Words that help find it (a slot's synonyms), indexed but never shown.
+    recall_terms: str = Field(default="", repr=False)
 
     @property
     def archived(self) -> bool:
@@ -176,8 +181,17 @@ class SearchHit(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     memory: Memory
+    #: The fused rank score: relevance rank first, priority and recency as tie-breakers.
+    #: It orders one result list and means nothing across queries.
     score: float
     explanation: dict[str, float] | None = None
+    #: How well the memory matches the query on an absolute scale, 0..1: the share of the
+    #: query's content words it holds, or how close in meaning it is (calibrated cosine),
+    #: whichever says more. Comparable across queries; ``min_relevance`` filters on it.
+    relevance: float = 1.0
+    #: A newer active memory that states another value for the same thing; this hit
+    #: is likely out of date and ranks below it.
+    conflicts_with: str | None = None
 
     def _repr_html_(self) -> str:
         return display.html_of(self)

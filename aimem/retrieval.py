@@ -14,9 +14,12 @@ from typing import Any, Literal, TypeVar
 
 from .embeddings import Embedder
 from .exceptions import EmbedderMismatchError, ValidationError
+from .keywords import search_terms
 from .models import Memory, RelatedMemory, SearchHit
 from .ranking import RankingWeights, rank_hits
+from .relevance import calibration_of, combined, keyword_share
 from .settings import Settings
+from .stemmer import stem
 from .storage import Backend, SearchFilters
 from .vectors import Vector, units
 
@@ -28,6 +31,13 @@ DbCall = Callable[..., Awaitable[Any]]
 
 #: Candidates each list contributes to the fusion (RRF needs more than the final limit).
 CANDIDATES = 50
+#: Keyword candidates of a single-list search: the floor and the sibling order need a few
+#: beyond the limit.
+_KEYWORD_POOL = 20
+#: Candidates whose absolute relevance is computed (at least; 3 x the limit otherwise).
+_JUDGED = 30
+#: The share of its rank relevance someone else's fact loses, for a question about the user.
+_OTHERS_PENALTY = 0.3
 #: Related memories only need relevance: no priority or recency tie-breaks.
 _RELEVANCE_ONLY = RankingWeights(priority=0.0, recency=0.0)
 
@@ -128,16 +138,22 @@ class Retriever:
         filters: SearchFilters,
         mode: Mode,
         explain: bool,
+        min_relevance: float = 0.0,
     ) -> list[SearchHit]:
-        """Ranked hits for ``query`` under ``filters``; see ``ranking`` for the score."""
+        """Ranked hits for ``query`` under ``filters``; see ``ranking`` for the score.
+
+        Then each hit gets its absolute relevance (``relevance``) and those below
+        ``min_relevance`` are left out; for a question about the user, someone else's
+        fact ranks below the user's own; and the current truth ranks above the facts it
+        replaces (``siblings``).
+        """
         if mode == "semantic" and self.embedder is None:
             raise ValidationError(
                 "Semantic search needs an embedder: pass embedder=aimem.LocalEmbedder() "
                 "or aimem.OpenAIEmbedder(), or search with mode='keyword'"
             )
-        # Fusion needs candidates beyond the limit; a single list does not.
-        fused = mode == "hybrid" and self.embedder is not None
-        pool = max(limit, CANDIDATES) if fused else limit
+        # Fusion, the relevance floor and the sibling order need candidates beyond the limit.
+        pool = max(2 * limit, CANDIDATES if mode == "hybrid" else _KEYWORD_POOL)
         keyword: list[tuple[Memory, float]] = []
         semantic: list[tuple[Memory, float]] = []
         if mode != "semantic":
@@ -148,14 +164,97 @@ class Retriever:
             vectors = await self.embed([query])
             assert vectors is not None
             semantic = await self._semantic(vectors[0], pool, filters)
-        return rank_hits(
+        ranked = rank_hits(
             keyword,
             semantic,
             weights=self.weights,
             now=datetime.now(UTC),
-            limit=limit,
-            explain=explain,
+            limit=pool,
+            explain=True,
         )
+        hits = self._judged(query, ranked, semantic, filters, min_relevance, limit, explain)
+        return self._current_first(hits, query, limit)
+
+    def _judged(
+        self,
+        query: str,
+        ranked: list[SearchHit],
+        semantic: list[tuple[Memory, float]],
+        filters: SearchFilters,
+        min_relevance: float,
+        limit: int,
+        explain: bool,
+    ) -> list[SearchHit]:
+        """Each candidate with its absolute relevance, the floor applied, others' facts lower."""
+        from .siblings import about_someone_else, facts_of
+
+        asked = [stem(t) for t in search_terms(query, filters.user_context)]
+        cosine = {memory.id: value for memory, value in semantic}
+        calibration = calibration_of(self.embedder)
+        others = about_someone_else(query, filters.user_context)
+        judged: list[SearchHit] = []
+        for hit in ranked[: max(3 * limit, _JUDGED)]:
+            facts = facts_of(hit.memory)
+            keyword = keyword_share(asked, facts.terms)
+            semantic_ = calibration.evidence(cosine.get(hit.memory.id))
+            relevance = combined(keyword, semantic_)
+            if relevance < min_relevance:
+                continue
+            parts = dict(hit.explanation or {})
+            penalty = 0.0
+            if not others and facts.subject.startswith("other:"):
+                penalty = -_OTHERS_PENALTY * parts.get("relevance", 0.0)
+            score = hit.score + penalty
+            explanation = None
+            if explain:
+                explanation = {
+                    **parts,
+                    "keyword_evidence": keyword,
+                    "semantic_evidence": semantic_,
+                    "absolute_relevance": relevance,
+                    "others_fact": penalty,
+                    "score": score,
+                }
+            judged.append(
+                hit.model_copy(
+                    update={"score": score, "relevance": relevance, "explanation": explanation}
+                )
+            )
+        judged.sort(key=lambda h: (-h.score, h.memory.id))
+        return judged
+
+    def _current_first(self, hits: list[SearchHit], query: str, limit: int) -> list[SearchHit]:
+        """The newer of two siblings above the older, which is marked (``siblings``).
+
+        Only within the result: a memory the query does not find is never brought in.
+        """
+        from .siblings import current_first
+
+        top = hits[: max(limit, 1)]
+        ordered, marks = current_first(top, lambda h: h.memory, window=len(top), query=query)
+        shown = ordered[:limit]
+        # Scores stay in the order shown: a newer sibling moved up gets just above the older
+        # one's score, the lift shown in its explanation as "current_first".
+        for i in range(len(shown) - 2, -1, -1):
+            hit, below = shown[i], shown[i + 1]
+            lift = below.score + 1e-6 - hit.score if hit.score <= below.score else 0.0
+            update: dict[str, object] = {}
+            if lift:
+                update["score"] = hit.score + lift
+                if hit.explanation is not None:
+                    update["explanation"] = {
+                        **hit.explanation,
+                        "current_first": hit.explanation.get("current_first", 0.0) + lift,
+                        "score": hit.score + lift,
+                    }
+            if hit.memory.id in marks:
+                update["conflicts_with"] = marks[hit.memory.id]
+            if update:
+                shown[i] = hit.model_copy(update=update)
+        last = shown[-1] if shown else None
+        if last is not None and last.memory.id in marks:
+            shown[-1] = last.model_copy(update={"conflicts_with": marks[last.memory.id]})
+        return shown
 
     async def related(
         self, content: str, vector: Vector | None, exclude: frozenset[str] = frozenset()

@@ -150,6 +150,12 @@ class Settings(BaseModel):
     recency_half_life_days: float = Field(
         default=30.0, gt=0, description="Days for a memory's recency to halve since last use."
     )
+    search_min_relevance: float = Field(
+        default=0.05,
+        ge=0.0,
+        le=1.0,
+        description="Hits below this absolute relevance (0..1) are left out of searches.",
+    )
     near_duplicate_similarity: float = Field(
         default=0.95, ge=0.0, le=1.0, description="Cosine at which a related memory is flagged."
     )
@@ -237,6 +243,7 @@ _ENV_NAMES = {
     "search_priority_weight": "AIMEM_SEARCH_PRIORITY_WEIGHT",
     "search_recency_weight": "AIMEM_SEARCH_RECENCY_WEIGHT",
     "recency_half_life_days": "AIMEM_RECENCY_HALF_LIFE_DAYS",
+    "search_min_relevance": "AIMEM_SEARCH_MIN_RELEVANCE",
     "on_judge_error": "AIMEM_ON_JUDGE_ERROR",
     "embedder": "AIMEM_EMBEDDER",
     "mcp_max_chars": "AIMEM_MCP_MAX_CHARS",

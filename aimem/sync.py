@@ -251,6 +251,7 @@ class MemoryStore:
         user_context: str | None = None,
         created_after: datetime | None = None,
         created_before: datetime | None = None,
+        min_relevance: float | None = None,
     ) -> builtins.list[SearchHit]:
         return run_sync(
             self._async.search(
@@ -263,6 +264,7 @@ class MemoryStore:
                 user_context=user_context,
                 created_after=created_after,
                 created_before=created_before,
+                min_relevance=min_relevance,
             )
         )
 

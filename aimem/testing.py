@@ -46,6 +46,7 @@ from typing import Any, Self
 from .judges.heuristic import HeuristicJudge
 from .judges.prompts import extract_data_block
 from .models import Interpretation, Memory
+from .relevance import Calibration
 from .scoring import COMPONENTS
 
 __all__ = [
@@ -558,6 +559,8 @@ class HashEmbedder:
     """
 
     name = "hash-embedder"
+    #: Texts that share no word have a cosine near 0; one word in five in common, ~0.2.
+    calibration = Calibration(low=0.1, high=0.7)
 
     def __init__(self, dim: int = 256) -> None:
         self.dim = dim

@@ -155,6 +155,8 @@ class MemoryLine(_Strict):
     superseded_by: str | None = None
     restored_at: datetime | None = None
     previous_versions: list[VersionLine] = []
+    contested_by: str | None = None
+    recall_terms: str = ""
 
 
 class HistoryLine(_Strict):

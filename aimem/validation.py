@@ -256,14 +256,14 @@ def check_when(value: Any, what: str) -> datetime | None:
     return value
 
 
-def check_min_score(min_score: Any) -> float | None:
-    """An optional priority threshold in [0, 1]."""
+def check_min_score(min_score: Any, name: str = "min_score") -> float | None:
+    """An optional threshold in [0, 1] (a priority, or with ``name`` another one)."""
     if min_score is None:
         return None
     if isinstance(min_score, bool) or not isinstance(min_score, int | float):
-        raise ValidationError(f"min_score must be a number in [0, 1], got {min_score!r}")
+        raise ValidationError(f"{name} must be a number in [0, 1], got {min_score!r}")
     if not 0.0 <= float(min_score) <= 1.0:
-        raise ValidationError(f"min_score must lie in [0, 1], got {min_score!r}")
+        raise ValidationError(f"{name} must lie in [0, 1], got {min_score!r}")
     return float(min_score)
 
 

@@ -26,7 +26,7 @@ def test_demo_runs_offline_and_shows_what_was_forgotten(capsys: pytest.CaptureFi
     assert "Remembered (8 of 8 slots)" in out
     assert "Forgotten" in out and "archived not deleted" in out
     assert "penicillin" in out
-    for column in ("priority", "emo", "rel", "nov", "util", "interpretation"):
+    for column in ("priority", "emo", "rel", "nov", "util", "memory"):
         assert column in out
 
 
@@ -123,7 +123,7 @@ def test_save_then_list_shows_it_with_its_priority_and_short_id(cli: Cli) -> Non
     run = cli("save", ALLERGY, "--user-context", "syui")
     assert run.code == 0, run.err
     assert "Saved" in run.out and "penicillin" in run.out and "why:" in run.out
-    for column in ("priority", "emo", "rel", "nov", "util", "interpretation", "state"):
+    for column in ("priority", "emo", "rel", "nov", "util", "memory", "state"):
         assert column in run.out
     [memory] = cli("list", "--json").json()
     assert memory["user_context"] == "syui" and memory["score_source"] == "heuristic"
@@ -213,7 +213,7 @@ def test_search_finds_it(cli: Cli) -> None:
     [hit] = cli("search", "Rust", "--mode", "keyword", "--json").json()
     assert hit["memory"]["id"] == memory["id"] and hit["score"] > 0
     assert cli("search", "Rust", "--min-score", "1.0", "--json").json() == []
-    assert "No memories match 'volcano'" in cli("search", "volcano").out
+    assert "No memory matches 'volcano'" in cli("search", "volcano").out
 
 
 def test_show_prints_every_field(cli: Cli) -> None:

@@ -182,7 +182,7 @@ def test_components_in_bounds_for_tricky_input(judge: HeuristicJudge, content: s
 
 
 def test_interpreted_content_is_a_normalised_restatement(judge: HeuristicJudge) -> None:
-    assert judge.score("  I   use\tArch,\n btw. ").interpreted_content == "User: I use Arch, btw."
+    assert judge.score("  I   use\tArch,\n btw. ").interpreted_content == "The user uses Arch, btw."
     assert judge.score("User prefers metric units.").interpreted_content == (
         "User prefers metric units."
     )

@@ -272,7 +272,7 @@ def test_a_page_read_by_id_skips_deleted_memories_and_refuses_forged_cursors() -
         seen: list[str] = []
         while at is not None:
             resumed = pager.resume("list_memories", at)
-            page = await pager.more({}, "memories", resumed, get, lambda m, _: memory_view(m))
+            page = await pager.more({}, "memories", resumed, get, lambda m, _s, _r: memory_view(m))
             structured = page.structured_content or {}
             seen += [view["id"] for view in structured["memories"]]
             at = structured["next_cursor"]

@@ -37,7 +37,8 @@ def test_explanations_add_up_to_the_score(db_url: str) -> None:
     for hit in hits:
         e = hit.explanation
         assert e is not None
-        assert e["relevance"] + e["priority"] + e["recency"] == pytest.approx(hit.score)
+        parts = ("relevance", "priority", "recency", "others_fact", "current_first")
+        assert sum(e.get(k, 0.0) for k in parts) == pytest.approx(hit.score)
         assert e["score"] == pytest.approx(hit.score)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 

@@ -29,6 +29,7 @@ from ..render import (
     stats_table,
 )
 from ..render.terminal import MAX_LINES
+from ..render.text import shown_text
 from ..settings import Settings
 from .ingest import parse_lines, save_in_batches
 from .session import Session
@@ -110,7 +111,7 @@ def _one_line(s: Session, verb: str, memory: Memory) -> None:
         Text.assemble(
             (verb, "bold green"),
             f" {s.short(memory.id)}  priority {_priority(memory)}  ",
-            memory.interpreted_content,
+            shown_text(memory),
         )
     )
 
@@ -176,18 +177,21 @@ def search(s: Session, args: argparse.Namespace) -> int:
         min_score=args.min_score,
         include_archived=args.all,
         mode=args.mode,
+        min_relevance=args.min_relevance,
     )
     if args.json:
         print_json([dump(hit) for hit in hits])
     elif not hits:
-        s.out.print(Text(f"No memories match {args.query!r}."))
+        s.out.print(Text(f"No memory matches {args.query!r}."))
     else:
         _hits_table(s, hits, f"{count_of(len(hits), 'match', 'matches')} for {args.query!r}")
     return 0
 
 
 def _hits_table(s: Session, hits: list[SearchHit], title: str) -> None:
-    ids = s.ids(hit.memory.id for hit in hits)
+    ids = s.ids(
+        [*(hit.memory.id for hit in hits), *(h.conflicts_with for h in hits if h.conflicts_with)]
+    )
     s.out.print(search_table(hits, title=title, ids=ids, wide=s.wide))
 
 

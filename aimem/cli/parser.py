@@ -155,6 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="hybrid",
         help="ranking: hybrid is keyword-only without an embedder (default: %(default)s)",
     )
+    p.add_argument(
+        "--min-relevance",
+        type=float,
+        metavar="X",
+        help="only hits at least this relevant, 0 to 1 (default 0.05: anything related)",
+    )
     _json_flag(p)
     _wide_flag(p)
 

@@ -38,7 +38,7 @@ from ..models import (
     SearchHit,
     Stats,
 )
-from .text import fmt_score, import_summary, prune_summary, state, when
+from .text import fmt_score, import_summary, prune_summary, shown_text, state, when
 
 __all__ = [
     "Column",
@@ -286,7 +286,8 @@ def _priority_column(memories: Sequence[Memory], style: str | None = "bold") -> 
 
 
 def _interpretations(memories: Sequence[Memory]) -> Column:
-    return Column("interpretation", [Text(m.interpreted_content) for m in memories])
+    """The interpretation, or the content where it only repeats it (``text.shown_text``)."""
+    return Column("memory", [Text(shown_text(m)) for m in memories])
 
 
 def memory_list_table(
@@ -336,18 +337,28 @@ def search_table(
     wide: bool = False,
     max_lines: int | None = MAX_LINES,
 ) -> FittedTable:
-    """Search hits, best first: score, id, priority, (components), interpretation, state."""
+    """Search hits, best first: relevance, id, priority, (components), memory, state.
+
+    ``match`` is the hit's absolute relevance (0..1); a hit a newer one may replace says
+    so in its state ("older than" the newer's id).
+    """
     memories = [hit.memory for hit in hits]
     columns = [
-        Column("score", [Text(f"{hit.score:.4f}") for hit in hits], justify="right"),
+        Column("match", [Text(f"{hit.relevance:.2f}") for hit in hits], justify="right"),
         _id_column((m.id for m in memories), ids, wide),
         _priority_column(memories),
         *_score_columns(memories),
-        Column("state", [Text(state(m)) for m in memories], wrap=10),
+        Column("state", [Text(_hit_state(hit, ids)) for hit in hits], wrap=10),
     ]
     return FittedTable(
         columns, _interpretations(memories), flex_at=7, title=title, wide=wide, max_lines=max_lines
     )
+
+
+def _hit_state(hit: SearchHit, ids: IdMap | None) -> str:
+    if hit.conflicts_with is None:
+        return state(hit.memory)
+    return f"older than {_short(hit.conflicts_with, ids)}"
 
 
 def archived_table(
@@ -368,7 +379,7 @@ def archived_table(
         ),
         Column("reason", [Text(m.archive_reason or "", style=red) for m in memories], wrap=18),
     ]
-    flex = Column("interpretation", [Text(m.interpreted_content, style=red) for m in memories])
+    flex = Column("memory", [Text(shown_text(m), style=red) for m in memories])
     return FittedTable(
         columns, flex, flex_at=3, title=title, wide=wide, style=red, title_style="bold red"
     )

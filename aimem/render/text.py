@@ -5,13 +5,27 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from ..models import ImportReport, Memory, PruneReport
+from ..restatement import restate
 
-__all__ = ["fmt_score", "import_summary", "prune_summary", "state", "when"]
+__all__ = ["fmt_score", "import_summary", "prune_summary", "shown_text", "state", "when"]
 
 
 def fmt_score(value: float | None) -> str:
     """A score with two decimals, or a dash for none (pending)."""
     return "—" if value is None else f"{value:.2f}"
+
+
+def shown_text(memory: Memory) -> str:
+    """What a one-line view shows: the interpretation, or the content where it only repeats it.
+
+    The offline judge's interpretation is the content told in the third person; in a
+    table the user's own words say the same in fewer characters.
+    """
+    interpretation = " ".join(memory.interpreted_content.split())
+    content = " ".join(memory.content.split())
+    if interpretation in (content, restate(memory.content)):
+        return memory.content
+    return memory.interpreted_content
 
 
 def state(memory: Memory) -> str:

@@ -19,7 +19,7 @@ transaction; PostgreSQL does the same under a transaction-level advisory lock, s
 two processes opening one old database migrate it once, and the two backends share one
 version number and one place (``MIGRATIONS``) to add a step. Alembic would bring a
 second version table, a dependency and a migration environment for a handful of DDL
-statements. PostgreSQL stores began at version 4, so there is no step yet.
+statements. PostgreSQL stores began at version 4; version 5 is the first step.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from sqlmodel import SQLModel
 
 from ..exceptions import StorageError
 from .schema import SCHEMA_VERSION, MetaRow
+from .sql_migrations import readable_interpretations
 
 __all__ = ["MIGRATIONS", "create_schema", "migrate", "stored_version"]
 
@@ -172,8 +173,18 @@ _TRIGGER_DDL = (
         FOR EACH STATEMENT EXECUTE FUNCTION aimem_append_only()""",
 )
 
+
+def _readable_interpretations(conn: Connection) -> None:
+    """Version 5: recall terms and contested links; framing out of texts and the index."""
+    conn.exec_driver_sql(
+        "ALTER TABLE memories ADD COLUMN IF NOT EXISTS recall_terms TEXT NOT NULL DEFAULT ''"
+    )
+    conn.exec_driver_sql("ALTER TABLE memories ADD COLUMN IF NOT EXISTS contested_by VARCHAR(36)")
+    readable_interpretations(conn)
+
+
 #: ``version -> step`` bringing a database at ``version - 1`` to ``version``.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {5: _readable_interpretations}
 #: The first version a PostgreSQL store was created at.
 FIRST_VERSION = 4
 #: PostgreSQL's own functions and triggers, which change with no table changing: stamped

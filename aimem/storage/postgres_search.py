@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import Connection, bindparam, select, text
 
-from ..keywords import query_terms, scoped
+from ..keywords import scoped, search_terms
 from ..models import Memory
 from .sql import MEMORIES, SearchFilters, m, memory_of
 from .sqlite_search import RELATED_POSTINGS, SEARCH_POSTINGS
@@ -65,7 +65,8 @@ def keyword_matches(
     """
     active = not filters.include_archived
     # The index leaves out terms past a lexeme's size (postgres_schema), so may the query.
-    terms = [t for t in scoped(query_terms(query), namespace) if len(t.encode()) <= _LONGEST]
+    terms = scoped(search_terms(query, filters.user_context), namespace)
+    terms = [t for t in terms if len(t.encode()) <= _LONGEST]
     if related:
         chosen = affordable_terms(
             conn, active, terms, RELATED_POSTINGS, _RELATED_TERMS, keep_rarest=False

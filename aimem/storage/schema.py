@@ -31,7 +31,9 @@ __all__ = [
 #: 3 indexes ``memories.terms`` (aimem's own namespace-scoped keyword terms) instead of
 #: SQLite's tokenization of the texts (``sqlite_schema.py`` rebuilds the index).
 #: 4 added ``superseded_by`` and ``restored_at`` to memories, and ``memory_versions``.
-SCHEMA_VERSION = 4
+#: 5 added ``recall_terms`` and ``contested_by``, cleaned the offline judge's old framed
+#: interpretations and re-indexed every memory without the store's framing words.
+SCHEMA_VERSION = 5
 
 
 def utcnow() -> datetime:
@@ -81,6 +83,7 @@ class MemoryRow(SQLModel, table=True):
         Index("ix_memories_recent", "namespace", "archived_at", "created_at"),
         Index("ix_memories_hash", "namespace", "content_hash"),
         Index("ix_memories_restored", "namespace", "restored_at"),
+        Index("ix_memories_contested", "namespace", "contested_by"),
     )
 
     seq: int | None = Field(default=None, primary_key=True)
@@ -88,9 +91,11 @@ class MemoryRow(SQLModel, table=True):
     namespace: str = Field(sa_column=Column(String(64), nullable=False))
     content: str = Field(sa_column=Column(Text, nullable=False))
     content_hash: str = Field(sa_column=Column(String(64), nullable=False))
-    #: Keyword terms of content and interpretation (``keywords.index_terms``), unprefixed;
-    #: the index triggers prefix each with the namespace.
+    #: Keyword terms of content, interpretation and recall terms (``keywords.memory_terms``),
+    #: unprefixed; the index triggers prefix each with the namespace.
     terms: str = Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
+    #: Words that help find the memory (a slot's synonyms), indexed but never shown.
+    recall_terms: str = Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
     interpreted_content: str = Field(sa_column=Column(Text, nullable=False))
     emotional_impact: float | None = None
     user_relevance: float | None = None
@@ -116,8 +121,10 @@ class MemoryRow(SQLModel, table=True):
     archive_reason: str | None = None
     #: The memory that made this one out of date (archive_reason "superseded").
     superseded_by: str | None = Field(default=None, sa_column=Column(String(36), nullable=True))
-    #: When the user last restored it: the capacity manager then leaves it be.
+    #: When the user last restored it: later saves retire it only by naming that very fact.
     restored_at: datetime | None = _when(nullable=True)
+    #: A newer memory that states another value for the same thing: search ranks it first.
+    contested_by: str | None = Field(default=None, sa_column=Column(String(36), nullable=True))
 
 
 class VersionRow(SQLModel, table=True):

@@ -21,7 +21,6 @@ from sqlalchemy import (
     Table,
     bindparam,
     case,
-    false,
     func,
     insert,
     select,
@@ -36,7 +35,7 @@ from sqlalchemy.sql.functions import GenericFunction
 
 from ..exceptions import ConflictError, NotFoundError, StorageError
 from ..ids import content_hash, new_id
-from ..keywords import index_terms
+from ..keywords import memory_terms
 from ..models import Interpretation, Memory
 from .schema import (
     CoreRow,
@@ -75,7 +74,6 @@ __all__ = [
     "select_memories",
     "set_core",
     "set_fields",
-    "supersede",
 ]
 
 MEMORIES: Table = MemoryRow.__table__  # type: ignore[attr-defined]
@@ -85,8 +83,6 @@ COUNTS: Table = NamespaceCountRow.__table__  # type: ignore[attr-defined]
 VECTORS: Table = VectorRow.__table__  # type: ignore[attr-defined]
 KEYS: Table = IdempotencyRow.__table__  # type: ignore[attr-defined]
 VERSIONS: Table = VersionRow.__table__  # type: ignore[attr-defined]
-#: The archive reason of a memory a later one made out of date.
-SUPERSEDED = "superseded"
 m = MEMORIES.c
 
 # Statements on the save path are built once: constructing a SQLAlchemy expression
@@ -155,12 +151,17 @@ class NewMemory:
     vector: bytes | None = None
     embedding_model: str | None = None
     idempotency_key: str | None = None
-    #: Ids of active memories this one makes out of date, and why (see ``supersede``).
+    #: Ids of active memories this one makes out of date, and why (``sql_capacity.supersede``).
     supersedes: tuple[str, ...] = ()
     supersede_reason: str = ""
     #: Positions of earlier items of the same insert it makes out of date (a conversation's
     #: later turn changing an earlier one): their ids exist only once inserted.
     supersedes_earlier: tuple[int, ...] = ()
+    #: Ids of active memories it may make out of date, too unsure to retire: they stay,
+    #: marked ``contested_by`` it, so search ranks it first (``sql_capacity.contest``).
+    contests: tuple[str, ...] = ()
+    #: Words that help find it (a slot's synonyms), indexed but never shown.
+    recall_terms: str = ""
 
 
 @dataclass(frozen=True)
@@ -264,7 +265,8 @@ def _interpretation_values(item: NewMemory) -> dict[str, Any]:
         values: dict[str, Any] = {
             "content": item.content,
             "interpreted_content": item.content,
-            "terms": index_terms((item.content, item.content)),
+            "recall_terms": item.recall_terms,
+            "terms": memory_terms(item.content, item.content, item.recall_terms, item.user_context),
             **dict.fromkeys(
                 ("emotional_impact", "user_relevance", "novelty", "utility", "priority_score")
             ),
@@ -281,7 +283,10 @@ def _interpretation_values(item: NewMemory) -> dict[str, Any]:
         values = {
             "content": item.content,
             "interpreted_content": interp.interpreted_content,
-            "terms": index_terms((item.content, interp.interpreted_content)),
+            "recall_terms": item.recall_terms,
+            "terms": memory_terms(
+                item.content, interp.interpreted_content, item.recall_terms, item.user_context
+            ),
             "emotional_impact": interp.emotional_impact,
             "user_relevance": interp.user_relevance,
             "novelty": interp.novelty,
@@ -400,7 +405,8 @@ def replace_interpretation(
         conn,
         namespace,
         memory_id,
-        {**_interpretation_values(item), "content_hash": digest},
+        # what the user says now is the current fact, whatever an earlier save contested
+        {**_interpretation_values(item), "content_hash": digest, "contested_by": None},
     )
     seq = conn.execute(select(m.seq).where(m.id == memory_id)).scalar_one()
     _store_vector(conn, seq, item)
@@ -447,60 +453,15 @@ def record(
         )
 
 
-def supersede(
-    conn: Connection,
-    namespace: str,
-    successor: str,
-    item: NewMemory,
-    *,
-    older_than: datetime | None = None,
-) -> list[str]:
-    """Retire the active, unpinned memories ``item`` (saved as ``successor``) supersedes.
-
-    Archived with reason ``superseded`` and a link to the successor, one history event
-    each (with the judge's reason); ``restore`` undoes it. With ``older_than`` only
-    memories created before it (a memory judged late must not retire newer news).
-    Returns the ids retired.
-    """
-    now, reason = utcnow(), item.supersede_reason
-    wanted = [i for i in dict.fromkeys(item.supersedes) if i != successor]
-    if not wanted:
-        return []
-    conditions = [
-        m.namespace == namespace,
-        m.id.in_(wanted),
-        m.archived_at.is_(None),
-        m.pinned == false(),
-    ]
-    if older_than is not None:
-        conditions.append(m.created_at < older_than)
-    rows = conn.execute(
-        update(MEMORIES)
-        .where(*conditions)
-        .values(
-            archived_at=now,
-            archive_reason=SUPERSEDED,
-            superseded_by=successor,
-            version=m.version + 1,
-            updated_at=now,
-        )
-        .returning(m.id, m.version)
-    ).all()
-    detail = {"reason": SUPERSEDED, "by": successor, **({"why": reason} if reason else {})}
-    record(conn, namespace, [(i, v) for i, v in rows], "archive", now, detail)
-    return [i for i, _ in rows]
-
-
 def delete_memory(conn: Connection, namespace: str, memory_id: str) -> None:
     """Hard-delete one memory, logging the event first; no other row keeps a link to it."""
     current = require(conn, namespace, memory_id)
     record(conn, namespace, [(memory_id, current.version)], "delete", utcnow())
     conn.execute(sql_delete(MEMORIES).where(m.namespace == namespace, m.id == memory_id))
-    conn.execute(
-        update(MEMORIES)
-        .where(m.namespace == namespace, m.superseded_by == memory_id)
-        .values(superseded_by=None)  # a link, not a change of what it says: same version
-    )
+    for link in (m.superseded_by, m.contested_by):  # links, not what they say: same version
+        conn.execute(
+            update(MEMORIES).where(m.namespace == namespace, link == memory_id).values({link: None})
+        )
 
 
 # -- stats and core --------------------------------------------------------------------

@@ -1,7 +1,9 @@
-"""The capacity manager's SQL: count, plan and archive, reading only what can be archived.
+"""What a write retires: supersession, contested facts, and the capacity manager's SQL.
 
 ``capacity.py`` decides (pure); these statements feed it and apply its choice inside
-the caller's transaction. A covering index serves both lookups (``schema.py``).
+the caller's transaction. A covering index serves both lookups (``schema.py``). A new
+memory first retires what it supersedes and marks what it only contests, if it ends
+up active itself.
 """
 
 from __future__ import annotations
@@ -15,16 +17,22 @@ from sqlalchemy.sql.elements import BindParameter
 
 from ..capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
 from .schema import utcnow
-from .sql import COUNTS, MEMORIES, NewMemory, m, of_namespace, record, supersede
+from .sql import COUNTS, MEMORIES, NewMemory, m, of_namespace, record
 
 __all__ = [
+    "SUPERSEDED",
     "Supersession",
     "apply_capacity",
     "archive_all_unpinned",
+    "contest",
     "count_capped",
     "plan_capacity",
+    "supersede",
     "supersede_then_apply",
 ]
+
+#: The archive reason of a memory a later one made out of date.
+SUPERSEDED = "superseded"
 
 #: A new or edited memory (its id), what it supersedes, and the creation time older
 #: memories must have (a memory judged late never retires newer news).
@@ -150,8 +158,33 @@ def supersede_then_apply(
     A successor that does not end up active retires nothing: "whatever lol" saved below
     the threshold, or an edit of an archived memory, leaves the current fact alone. Each
     try runs in a savepoint; a successor the capacity step archived loses its
-    supersessions and the step runs again without them. Returns every id archived.
+    supersessions and the step runs again without them. Then each successor still active
+    marks what it contests. Returns every id archived.
     """
+    archived = _supersede_then_apply(
+        conn, namespace, policy, supersessions, protected=protected, capacity=capacity
+    )
+    contesting = [s for s in supersessions if s[1].contests]
+    if contesting:
+        ids = [successor for successor, _, _ in contesting]
+        active = set(
+            conn.execute(select(m.id).where(m.id.in_(ids), m.archived_at.is_(None))).scalars()
+        )
+        for successor, item, older_than in contesting:
+            if successor in active:
+                contest(conn, namespace, successor, item, older_than=older_than)
+    return archived
+
+
+def _supersede_then_apply(
+    conn: Connection,
+    namespace: str,
+    policy: CapacityPolicy,
+    supersessions: Sequence[Supersession],
+    *,
+    protected: frozenset[str],
+    capacity: bool,
+) -> list[str]:
     pending = [s for s in supersessions if s[1].supersedes]
     if pending:
         ids = [successor for successor, _, _ in pending]
@@ -174,3 +207,71 @@ def supersede_then_apply(
         savepoint.rollback()
         pending = [s for s in pending if s[0] not in lost]
     return apply_capacity(conn, namespace, policy, protected) if capacity else []
+
+
+def supersede(
+    conn: Connection,
+    namespace: str,
+    successor: str,
+    item: NewMemory,
+    *,
+    older_than: datetime | None = None,
+) -> list[str]:
+    """Retire the active, unpinned memories ``item`` (saved as ``successor``) supersedes.
+
+    Archived with reason ``superseded`` and a link to the successor, one history event
+    each (with the judge's reason); ``restore`` undoes it. With ``older_than`` only
+    memories created before it (a memory judged late must not retire newer news).
+    Returns the ids retired.
+    """
+    now, reason = utcnow(), item.supersede_reason
+    wanted = [i for i in dict.fromkeys(item.supersedes) if i != successor]
+    if not wanted:
+        return []
+    conditions = [
+        m.namespace == namespace,
+        m.id.in_(wanted),
+        m.archived_at.is_(None),
+        m.pinned == false(),
+    ]
+    if older_than is not None:
+        conditions.append(m.created_at < older_than)
+    rows = conn.execute(
+        update(MEMORIES)
+        .where(*conditions)
+        .values(
+            archived_at=now,
+            archive_reason=SUPERSEDED,
+            superseded_by=successor,
+            version=m.version + 1,
+            updated_at=now,
+        )
+        .returning(m.id, m.version)
+    ).all()
+    detail = {"reason": SUPERSEDED, "by": successor, **({"why": reason} if reason else {})}
+    record(conn, namespace, [(i, v) for i, v in rows], "archive", now, detail)
+    return [i for i, _ in rows]
+
+
+def contest(
+    conn: Connection,
+    namespace: str,
+    successor: str,
+    item: NewMemory,
+    *,
+    older_than: datetime | None = None,
+) -> None:
+    """Mark the active memories ``item`` (saved as ``successor``) contests but does not retire.
+
+    They may be out of date ("I live in Sendai" when "We're in Sapporo now" is saved) but
+    the reading was too unsure to archive them. A link, not a change of what they say: no
+    new version, no event. Search and context rank the successor first while both are
+    active (``ranking.current_first``); an edit of the contested memory clears it.
+    """
+    wanted = [i for i in dict.fromkeys(item.contests) if i != successor]
+    if not wanted:
+        return
+    conditions = [m.namespace == namespace, m.id.in_(wanted), m.archived_at.is_(None)]
+    if older_than is not None:
+        conditions.append(m.created_at < older_than)
+    conn.execute(update(MEMORIES).where(*conditions).values(contested_by=successor))

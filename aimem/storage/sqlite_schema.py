@@ -8,7 +8,9 @@ Versions: 1 the first schema; 2 added ``idempotency_keys``; 3 indexes aimem's ow
 namespace-scoped keyword terms (``memories.terms``) instead of SQLite's tokenization of
 the texts, so one namespace's data can change neither another's results nor its costs;
 4 records supersession (``superseded_by``), restores (``restored_at``) and the previous
-versions of edited memories (``memory_versions``).
+versions of edited memories (``memory_versions``); 5 adds ``recall_terms`` and
+``contested_by``, rewrites the offline judge's framed interpretations and re-indexes every
+memory without the store's framing words (``sql_migrations.readable_interpretations``).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from sqlalchemy import Connection, bindparam, inspect, select, update
 from sqlmodel import SQLModel
 
 from ..exceptions import StorageError
-from ..keywords import index_terms
+from ..keywords import memory_terms
 from .schema import SCHEMA_VERSION, MemoryRow, MetaRow
+from .sql_migrations import readable_interpretations
 
 __all__ = ["create_schema", "migrate", "stored_version"]
 
@@ -165,6 +168,8 @@ def migrate(conn: Connection) -> None:
         _namespaced_keyword_terms(conn)
     if stored < 4:
         _changing_facts(conn)
+    if stored < 5:
+        _readable_interpretations(conn)
     for ddl in (*SQLITE_FTS_DDL, *SQLITE_TRIGGER_DDL):
         conn.exec_driver_sql(ddl)
     conn.execute(
@@ -182,6 +187,23 @@ def _changing_facts(conn: Connection) -> None:
     conn.exec_driver_sql(
         "CREATE INDEX IF NOT EXISTS ix_memories_restored ON memories (namespace, restored_at)"
     )
+
+
+def _readable_interpretations(conn: Connection) -> None:
+    """Version 5: recall terms and contested links; framing out of texts and the index."""
+    columns = {row[1] for row in conn.exec_driver_sql("PRAGMA table_info(memories)")}
+    if "recall_terms" not in columns:
+        conn.exec_driver_sql(
+            "ALTER TABLE memories ADD COLUMN recall_terms TEXT NOT NULL DEFAULT ''"
+        )
+    if "contested_by" not in columns:
+        conn.exec_driver_sql("ALTER TABLE memories ADD COLUMN contested_by VARCHAR(36)")
+    conn.exec_driver_sql(
+        "CREATE INDEX IF NOT EXISTS ix_memories_contested ON memories (namespace, contested_by)"
+    )
+    for ddl in SQLITE_FTS_DDL:  # a file older than version 3 gets its index first
+        conn.exec_driver_sql(ddl)
+    readable_interpretations(conn)
 
 
 def _namespaced_keyword_terms(conn: Connection) -> None:
@@ -207,7 +229,7 @@ def _namespaced_keyword_terms(conn: Connection) -> None:
             break
         conn.execute(
             update(_MEMORIES).where(m.seq == bindparam("b_seq")).values(terms=bindparam("b_terms")),
-            [{"b_seq": seq, "b_terms": index_terms((c, i))} for seq, c, i in rows],
+            [{"b_seq": seq, "b_terms": memory_terms(c, i)} for seq, c, i in rows],
         )
         total += len(rows)
         last = rows[-1][0]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import Connection, bindparam, select
 
-from ..keywords import match_any, query_terms, quote, scoped
+from ..keywords import match_any, quote, scoped, search_terms
 from ..models import Memory
 from .sql import MEMORIES, SearchFilters, m, memory_of
 
@@ -41,7 +41,7 @@ def keyword_matches(
     one for the ``related`` lookup on every save, a generous one for searches.
     """
     index = "memories_fts" if filters.include_archived else "memories_active_fts"
-    terms = scoped(query_terms(query), namespace)
+    terms = scoped(search_terms(query, filters.user_context), namespace)
     if related:
         # Novelty needs a few close memories, not every match: when each word of the
         # content is common, the lookup finds nothing rather than ranking half the store.

@@ -1,20 +1,19 @@
-r"""What a memory states: its reading (subject, markers, slots) and its offline restatement.
+r"""What a memory states: its reading (subject, markers, slots), its restatement, its recall words.
 
 ``read`` turns a text into a ``Reading``: whose fact it is (the user, "my sister", a
 named pet), its markers (change, end, addition, hypothetical) and the slots it fills
 (residence, job, schedule, dose, pet...), with the vocabularies of ``slots.py``;
-``supersession.py`` compares readings. ``restate`` uses the same reading: later
-questions rarely repeat a memory's words ("Where is the user based?" for "We moved to
-Sapporo."), so a recognised slot is named in the generic words such questions use, and
-the user's own text is kept in full, so nothing is changed or lost. Whose fact it is
-stays as said: "my sister moved" is the user's sister's residence. Anything else keeps
-the plain ``User: <content>`` framing.
+``supersession.py`` compares readings. ``restate`` is the offline interpretation: the
+content told in the third person (``aimem.restatement``), nothing added. Later questions
+rarely repeat a memory's words ("Where is the user based?" for "We moved to Sapporo."),
+so ``recall_terms`` names a recognised slot in the generic words such questions use, in
+English and Japanese: they are indexed with the memory but never shown.
 
 Example:
     >>> print(restate("We moved to Portland last month."))
-    The user's residence (where they live, home, based; moved): "We moved to Portland last month."
-    >>> restate("ok thanks")
-    'User: ok thanks'
+    The user (with others) moved to Portland last month.
+    >>> recall_terms("We moved to Portland last month.").split()[:4]
+    ['residence', 'live', 'lives', 'living']
 """
 
 from __future__ import annotations
@@ -24,156 +23,89 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from ...restatement import restate
 from ...stemmer import stem
-from . import cues as vocab
 from . import slots as sv
 from .cues import CJK_RUN
 
-__all__ = ["Reading", "Slot", "content_tokens", "fills_slot", "read", "restate", "slot_terms"]
+__all__ = [
+    "Reading",
+    "Slot",
+    "content_tokens",
+    "fills_slot",
+    "read",
+    "recall_kinds",
+    "recall_terms",
+    "restate",
+    "slot_terms",
+    "subject_of",
+]
 
 #: Only the start of a long text is read: a memory states its point early.
 READ_CHARS = 2000
 
-MAX_CHARS = 500
-_EMPTY = "(empty message)"
-
-#: Slot kind -> (English words, Japanese words), in the order they are named.
-_SLOT_WORDS: tuple[tuple[str, str, str], ...] = (
-    ("residence", "residence (where they live, home, based", "住まい(住んでいる場所・拠点"),
-    ("job", "job (work, occupation, career, employer, role", "仕事(職業・勤務先・職種"),
-    ("dose", "medication (takes, dose, prescription", "服薬(薬・用量"),
-    ("pet", "pet (animal they keep", "ペット(飼っている動物"),
-    ("possession", "belongings (owns, uses", "持ち物(所有・使っている物"),
-    (
-        "relationship",
-        "relationship (partner, dating, married, status",
-        "交際(恋人・結婚・パートナー",
+#: Slot kind -> the words questions about it use (English, Japanese), for recall only.
+_RECALL_WORDS: dict[str, tuple[str, str]] = {
+    "residence": (
+        "residence live lives living home address based city moved",
+        "住まい 住んでいる 住所 拠点 引っ越し",
     ),
-    ("schedule", "schedule (date and time, appointment, scheduled for", "予定(日時・予約"),
-    ("commute", "commute (how they get to work", "通勤(通勤手段"),
-    ("work hours", "working hours (days and hours worked", "勤務時間(勤務日・勤務形態"),
-    ("habit", "habit (routine, how often, regularly", "習慣(日課・頻度"),
-)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
-_RESTATEMENT = re.compile(r"^(?:The user's |ユーザーの)[^\n]{0,80}?[)）]: ")
-
-
-def restate(content: str) -> str:
-    """A standalone, third-person statement of ``content`` naming its slot where one is known.
-
-    Otherwise ``User: <content>`` (not prefixed when it already names the user). At most
-    500 characters, never empty, deterministic and never raises.
-    """
-    try:
-        text = unicodedata.normalize("NFKC", str(content)[:4000])
-        text = " ".join(_CONTROL.sub(" ", text).split())
-        if not text:
-            return _EMPTY
-        if _RESTATEMENT.match(text) or vocab.USER_REF.match(text.lower()):
-            return _fit(text)
-        framed = _framed(text, read(text))
-        return _fit(framed or f"User: {text}")
-    except Exception:
-        return _fit(f"User: {content}") if isinstance(content, str) and content else _EMPTY
+    "job": (
+        "job work works working occupation career employer company role profession",
+        "仕事 職業 勤務先 職種 会社",
+    ),
+    "dose": ("medication medicine takes dose dosage prescription", "服薬 薬 用量 処方"),
+    "allergy": ("allergy allergies allergic", "アレルギー"),
+    "pet": ("pet pets animal", "ペット 動物 飼っている"),
+    "possession": ("belongings owns uses", "持ち物 所有"),
+    "relationship": (
+        "relationship partner dating married spouse status",
+        "交際 恋人 結婚 パートナー",
+    ),
+    "family": ("family relative name", "家族 名前"),
+    "schedule": ("schedule appointment date time when booked", "予定 日時 予約"),
+    "birthday": ("birthday born date", "誕生日 生年月日"),
+    "commute": ("commute gets work travel", "通勤 通勤手段"),
+    "work hours": ("working hours shifts days worked", "勤務時間 勤務日 シフト"),
+    "habit": ("habit routine regularly often", "習慣 日課 頻度"),
+}
 
 
 def fills_slot(text: str) -> bool:
     """Whether ``text`` states a standing fact of a known slot (residence, job, pet, ...)."""
     try:
-        return bool(read(" ".join(_CONTROL.sub(" ", text[:READ_CHARS]).split())).slots)
+        return bool(read(" ".join(sv.CONTROL.sub(" ", text[:READ_CHARS]).split())).slots)
     except Exception:
         return False
+
+
+def recall_terms(content: str) -> str:
+    """The words questions about ``content``'s slots use, in English and Japanese ("" if none).
+
+    Indexed with the memory, never shown: "We moved to Sapporo." shares no word with
+    "Where does the user live?", and an English question finds 東京に住んでいます by them.
+    """
+    try:
+        text = unicodedata.normalize("NFKC", str(content)[:READ_CHARS])
+        kinds = {slot.kind for slot in read(" ".join(sv.CONTROL.sub(" ", text).split())).slots}
+    except Exception:
+        return ""
+    return " ".join(" ".join(words) for kind, words in _RECALL_WORDS.items() if kind in kinds)
+
+
+def recall_kinds(terms: str) -> frozenset[str]:
+    """The slot kinds whose words ``recall_terms`` put in ``terms`` (a stored memory's)."""
+    return frozenset(kind for kind, (en, _) in _RECALL_WORDS.items() if en in terms)
 
 
 def slot_terms(content: str) -> str:
     """The generic words naming the slots ``content`` fills ("" when none is recognised).
 
     A related lookup searches with them too: "We moved to Sapporo." shares no word with
-    "I live in Sendai.", but both restatements name the residence, so the judge gets to
-    see the memory the new one may supersede.
+    "I live in Sendai.", but both name the residence, so the judge gets to see the
+    memory the new one may supersede.
     """
-    try:
-        text = unicodedata.normalize("NFKC", str(content)[:READ_CHARS])
-        kinds = {slot.kind for slot in read(" ".join(_CONTROL.sub(" ", text).split())).slots}
-    except Exception:
-        return ""
-    words = [
-        en if not CJK_RUN.search(text) else ja for kind, en, ja in _SLOT_WORDS if kind in kinds
-    ]
-    return " ".join(w.replace("(", " ") for w in words)
-
-
-def _framed(text: str, r: Reading) -> str:
-    """``The user's <slot> (<words>): "<text>"``, or "" when no slot is recognised."""
-    kinds = {s.kind for s in r.slots}
-    named = [(en, ja) for kind, en, ja in _SLOT_WORDS if kind in kinds][:2]
-    if not named:
-        return ""
-    en_words, ja_words = named[0]
-    slot = r.slot(next(k for k, e, _ in _SLOT_WORDS if e == en_words))
-    detail = (
-        sorted(slot.param)[0] if slot and slot.kind in ("pet", "possession") and slot.param else ""
-    )
-    who, name = _whose(r)
-    if r.ja:
-        extra = "・".join(j.split("(")[0] for _, j in named[1:])
-        notes = [
-            n
-            for n in (
-                _ja_marker(r, slot.kind if slot else ""),
-                extra,
-                f"{name}について" if name else "",
-            )
-            if n
-        ]
-        inner = ja_words + ("; " + "; ".join(notes) if notes else "")
-        return f"ユーザーの{who}{inner}): {text}"
-    extra = ", ".join(e.split(" (")[0] for e, _ in named[1:])
-    notes = [
-        n
-        for n in (
-            detail,
-            _en_marker(r, slot.kind if slot else ""),
-            extra,
-            f"about {name}" if name else "",
-        )
-        if n
-    ]
-    inner = en_words + ("; " + "; ".join(notes) if notes else "")
-    return f'The user\'s {who}{inner}): "{text}"'
-
-
-def _whose(r: Reading) -> tuple[str, str]:
-    """("sister's ", "") for someone else's fact, ("", "Rufus") for a named subject."""
-    kind, _, name = r.subject.partition(":")
-    if kind == "other" and name != "beneficiary":
-        return (f"{name}の" if r.ja else f"{name}'s "), ""
-    if kind == "name":
-        return "", name.capitalize()
-    return "", ""
-
-
-def _en_marker(r: Reading, kind: str) -> str:
-    slot = r.slot(kind)
-    if kind == "residence" and slot and slot.changed:
-        return "moved"
-    if kind == "job" and slot and slot.changed:
-        return "job change"
-    return ""
-
-
-def _ja_marker(r: Reading, kind: str) -> str:
-    slot = r.slot(kind)
-    if kind == "residence" and slot and slot.changed:
-        return "引っ越し"
-    if kind == "job" and slot and slot.changed:
-        return "転職・退職"
-    return ""
-
-
-def _fit(text: str) -> str:
-    """At most MAX_CHARS characters, cut with an ellipsis."""
-    return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1].rstrip() + "…"
+    return recall_terms(content)
 
 
 @dataclass(frozen=True)
@@ -238,6 +170,22 @@ def read(text: str) -> Reading:
         change=bool(sv.CHANGE.search(low) or sv.END.search(low) or sv.RESUME.search(low)),
     )
     return replace(reading, slots=_slots(reading))
+
+
+@lru_cache(maxsize=16_384)
+def subject_of(text: str) -> str:
+    """Whose fact ``text`` states, as ``read`` would say, without the rest of the reading.
+
+    ``"user"``, ``"other:<relation>"`` ("my sister ...") or ``"name:<name>"``; cheap enough
+    for every search hit (``aimem.siblings``).
+    """
+    try:
+        text = _original(unicodedata.normalize("NFKC", text[:READ_CHARS]))
+        text = " ".join(sv.CONTROL.sub(" ", text).split())
+        low = text.lower()
+        return _subject(text, low, bool(CJK_RUN.search(low)))
+    except Exception:
+        return "user"
 
 
 def _original(text: str) -> str:
@@ -329,6 +277,25 @@ def _values(text: str, low: str, after: int = 0) -> frozenset[str]:
     return frozenset(out)
 
 
+#: A reaction the body has: a drug named with it is an allergy, not a dose the user takes.
+_ALLERGIC = re.compile(r"allerg\w*|anaphyla\w*|アレルギー")
+_TAKEN = re.compile(r"\b(?:take|takes|taking|took|prescribed|started|stopped|on)\b|飲んで|服用")
+#: A date a person has ("my birthday is May 3"), not an appointment to keep.
+_PERSONAL_DATE = re.compile(
+    r"(?:birthday|anniversary)(?!\s+(?:party|parties|dinner|drinks|lunch|celebration|trip|bash|"
+    r"present|gift|card|cake|plans?))|誕生日(?!会|パーティー|プレゼント)|記念日"
+)
+#: A standing rule about events ("never schedule meetings before 10am"), not one event.
+_STANDING_RULE = re.compile(
+    r"^(?:please\s+)?(?:never|no|don't|do not|avoid|always|only)\b"
+    r"|\b(?:never|no)\s+(?:\w+\s+){0,2}(?:before|after|on|during)\b"
+)
+#: A person named and nothing more: "my wife's name is Yumi", "彼女の名前は".
+_NAME_OF = re.compile(
+    r"'s (?:first |middle |last |full )?name is\b|\bis (?:called|named)\b|の名前は"
+)
+
+
 def _slots(r: Reading) -> tuple[Slot, ...]:
     """Every slot the text fills; a text may fill several (a move can name a new job)."""
     found: list[Slot] = []
@@ -362,6 +329,12 @@ def _slots(r: Reading) -> tuple[Slot, ...]:
         found.append(Slot("work hours", value=frozenset([hours.group()]), label=hours.group()))
     events = list(sv.EVENT.finditer(low))
     times = frozenset(m.group() for m in sv.TIME_VALUE.finditer(low))
+    dated = [e for e in events if _PERSONAL_DATE.match(low, e.start())]
+    if dated:
+        found.append(Slot("birthday", value=times, label=" ".join(sorted(times))))
+        events = [e for e in events if e not in dated]
+    if _STANDING_RULE.search(low):
+        events = []  # a rule for every meeting, not a meeting
     if events and (times or r.change or r.future):
         events = [e for e in events if not sv.EVENT_ASPECT.match(low, e.end())]
         param = frozenset(
@@ -377,7 +350,10 @@ def _slots(r: Reading) -> tuple[Slot, ...]:
             )
         )
     drugs = frozenset(_drugs(low))
-    if drugs:
+    allergy = _ALLERGIC.search(low)
+    if allergy:
+        found.append(Slot("allergy", param=drugs))
+    if drugs and not (allergy and not sv.DOSE.search(low) and not _TAKEN.search(low)):
         doses = frozenset(m.group() for m in sv.DOSE.finditer(low))
         found.append(Slot("dose", param=drugs, value=doses, label=" ".join(sorted(doses))))
     if (
@@ -398,7 +374,9 @@ def _slots(r: Reading) -> tuple[Slot, ...]:
             value = _values(text, low) | frozenset(m.group() for m in sv.COUNT.finditer(low))
             found.append(Slot("pet", param=frozenset([kind]), value=value, label=_label(value)))
             break
-    if sv.RELATIONSHIP.search(low) and not sv.BUSINESS_PARTNER.search(low):
+    if _NAME_OF.search(low) and r.subject.startswith("other:"):
+        found.append(Slot("family"))
+    elif sv.RELATIONSHIP.search(low) and not sv.BUSINESS_PARTNER.search(low):
         status = next((name for name, p in sv.REL_STATUS if p.search(low)), "")
         found.append(
             Slot("relationship", value=frozenset([status]) if status else frozenset(), label=status)

@@ -1,0 +1,172 @@
+"""The current truth first: conflicting siblings in a result list, and whose fact each is.
+
+When "I live in Sendai" and the newer "We moved to Sapporo" both stay active (the
+judge was unsure, or a restore kept the old one), a search for "Where does the user
+live?" must answer with the newer. Two memories are *siblings* when they state the same
+subject's facts about the same thing: the same person (read as supersession reads it,
+``subject_of``) and enough of the same words, recall terms included (two residences
+share "residence live home ..." however differently they are worded). Among siblings
+in a result list the newer ranks first; the older is marked ``conflicts_with`` the newer
+when they name different values (numbers, codes, names) or when a save said so
+(``Memory.contested_by``). This only reorders and marks: nothing is archived.
+
+Whose fact a memory is matters on its own: for a question about the user, "My sister
+lives in Sendai" is someone else's fact and ranks below the user's own.
+
+Each memory's reading is cached by id and version, so a repeated candidate costs a
+dictionary lookup; pairs are compared only within the top of a list.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from .keywords import index_terms, memory_terms, search_terms, unframed
+from .models import Memory
+
+__all__ = ["Facts", "about_someone_else", "current_first", "facts_of"]
+
+T = TypeVar("T")
+
+#: How many memories' readings are kept (about 1 KB each).
+_CACHE_SIZE = 20_000
+_cache: OrderedDict[tuple[str, int, str], Facts] = OrderedDict()
+
+#: Words every memory may share: they show nothing about being the same thing.
+_COMMON = frozenset(
+    "a an and are as at be been but by can could day do does did for from get got go going "
+    "had has have he her him his how i if in into is it its just like me more my no not now "
+    "of on one or our out really she so some still than that the their them then there they "
+    "this time to too up us very was we well went were what when where which who why will "
+    "with would you your today yesterday tomorrow week month year ago last next new old "
+    "also lot much many thing things".split()
+)
+_VALUE = re.compile(
+    r"\d+(?:[.,:/]\d+)*|\b[a-z]*\d+[a-z0-9]*\b|(?<=[a-z0-9,'’)] )[A-Z][\w'’-]+|[ァ-ヴー]{2,}"
+)
+#: Slots that hold one value at a time: two memories filling one are about the same thing.
+_SINGLE_VALUED = frozenset(
+    {"residence", "job", "relationship", "commute", "work hours", "birthday"}
+)
+_ADDS = re.compile(r"\b(?:also|too|another|as well|in addition|additionally)\b|も(?:[、。]|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What the ordering needs to know about one memory, read once."""
+
+    terms: frozenset[str]  # its index terms: content, unframed interpretation, recall terms
+    topic: frozenset[str]  # the user's words that say what it is about (no common words)
+    kinds: frozenset[str]  # the single-valued slots it fills (a residence, a job, ...)
+    subject: str  # "user", "other:<relation>" or "name:<name>"
+    values: frozenset[str]  # numbers, codes and names it states
+    adds: bool  # "also", "another": an added fact, not a replacement
+
+
+def facts_of(memory: Memory) -> Facts:
+    """The reading of ``memory`` (cached by id, version and content hash)."""
+    key = (memory.id, memory.version, memory.content[:64])
+    found = _cache.get(key)
+    if found is not None:
+        _cache.move_to_end(key)
+        return found
+    from .judges.heuristic.statement import recall_kinds, subject_of  # on use: vocabularies
+
+    content = memory.content[:2000]
+    said = index_terms([unframed(content, memory.user_context)]).split()
+    terms = frozenset(
+        memory_terms(
+            memory.content, memory.interpreted_content, memory.recall_terms, memory.user_context
+        ).split()
+    )
+    facts = Facts(
+        terms=terms,
+        topic=frozenset(t for t in said if t not in _COMMON and len(t) > 1),
+        kinds=recall_kinds(memory.recall_terms) & _SINGLE_VALUED,
+        subject=subject_of(content),
+        values=frozenset(v.lower() for v in _VALUE.findall(content)),
+        adds=bool(_ADDS.search(content.lower())),
+    )
+    _cache[key] = facts
+    if len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+    return facts
+
+
+def about_someone_else(query: str, user_context: str | None = None) -> bool:
+    """Whether ``query`` asks about another person ("my sister", "Caroline"), not the user."""
+    from .judges.heuristic import slots as sv  # on use: its vocabularies are big
+
+    low = query.lower()
+    if re.search(
+        rf"\b(?:my|our|the user's|user's|his|her|their)\s+(?:\w+\s)?(?:{sv.OTHER_PERSON_EN})\b",
+        low,
+    ) or re.search(rf"(?:{sv.OTHER_PERSON_JA})(?:の|は|が|って)", query):
+        return True
+    name = (user_context or "").lower()
+    for m in re.finditer(r"(?<=\S )[A-Z][a-z][\w'’-]*", query):
+        word = m.group().lower().removesuffix("'s").removesuffix("’s")
+        if word not in ("i", "user", name) and word not in _COMMON:
+            return True
+    return False
+
+
+def current_first(
+    items: Sequence[T],
+    memory: Callable[[T], Memory],
+    *,
+    window: int,
+    query: str = "",
+    by_words: bool = True,
+) -> tuple[list[T], dict[str, str]]:
+    """``items`` with each newer sibling moved just above its older one (module docstring).
+
+    Only the first ``window`` items are compared pairwise. Without ``by_words`` only a
+    save's contest or the same single-valued slot makes siblings (a list by priority,
+    which no query narrowed to one topic). Returns the new order and ``{older id: newer
+    id}`` for the olders that are marked.
+    """
+    head = list(items[:window])
+    asked = frozenset(search_terms(query)) if query else frozenset()
+    marks: dict[str, str] = {}
+    for _ in range(len(head)):  # each pass moves at least one item up; bounded
+        moved = False
+        for i in range(len(head)):
+            older = memory(head[i])
+            for j in range(i + 1, len(head)):
+                newer = memory(head[j])
+                if not _newer_sibling(older, newer, asked, marks, by_words):
+                    continue
+                head.insert(i, head.pop(j))
+                moved = True
+                break
+            if moved:
+                break
+        if not moved:
+            break
+    return head + list(items[window:]), marks
+
+
+def _newer_sibling(
+    older: Memory, newer: Memory, asked: frozenset[str], marks: dict[str, str], by_words: bool
+) -> bool:
+    """Whether ``newer`` states the same thing as ``older``, later; marks ``older`` if so."""
+    if (newer.created_at, newer.id) <= (older.created_at, older.id):
+        return False
+    if older.contested_by == newer.id:
+        marks[older.id] = newer.id
+        return True
+    a, b = facts_of(older), facts_of(newer)
+    if a.subject != b.subject:
+        return False
+    shared = (a.topic & b.topic) - asked
+    alike = by_words and len(shared) >= 2 and len(shared) >= 0.2 * len((a.topic | b.topic) - asked)
+    if not (alike or a.kinds & b.kinds):
+        return False
+    if a.values and b.values and not (a.values & b.values) and not b.adds:
+        marks[older.id] = newer.id
+    return True
