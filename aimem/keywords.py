@@ -53,7 +53,10 @@ _SEPARATORS = re.compile(r"[\W_]+", re.UNICODE)
 _STOPWORDS = frozenset(
     "a an and are as at be but by do does did for from had has have he her him his how i "
     "in is it its me my of on or our she so that the their them they this to was we "
-    "were what when where which who why will with you your s t m ll re ve d".split()
+    "were what when where which who why will with you your s t m ll re ve d "
+    # a question's fillers: "Is the user allergic to anything?" asks about one thing
+    "any anything anyone anybody some something someone ever there about can could would "
+    "should please tell know".split()
 )
 
 

@@ -20,6 +20,7 @@ Pure: ``retrieval`` feeds it the candidates' terms and cosines.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -55,12 +56,21 @@ def calibration_of(embedder: object) -> Calibration:
     return found if isinstance(found, Calibration) else DEFAULT_CALIBRATION
 
 
+#: A bigram of kana only ("いま", "ます"): grammar in Japanese, not what a question is about.
+_KANA_ONLY = re.compile(r"[\u3040-\u309f\u30fc]+")
+
+
 def keyword_share(query_terms: Collection[str], memory_terms: Collection[str]) -> float:
-    """The share of ``query_terms`` found among ``memory_terms`` (0 for an empty query)."""
-    if not query_terms:
+    """The share of ``query_terms`` found among ``memory_terms`` (0 for an empty query).
+
+    Hiragana-only bigrams ("ます", "いま") count only when the query has nothing else:
+    "猫を飼っています" shares them with every question that ends in "いますか".
+    """
+    asked = [t for t in query_terms if not _KANA_ONLY.fullmatch(t)] or list(query_terms)
+    if not asked:
         return 0.0
     held = set(memory_terms)
-    return sum(1 for t in query_terms if t in held) / len(query_terms)
+    return sum(1 for t in asked if t in held) / len(asked)
 
 
 def combined(keyword: float, semantic: float) -> float:

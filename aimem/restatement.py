@@ -12,7 +12,7 @@ Pure text: the heuristic judge and both storage backends' migrations use it.
 
 Example:
     >>> restate("  We moved to Portland last month. ")
-    'The user (with others) moved to Portland last month.'
+    'The user and others moved to Portland last month.'
     >>> legacy_recall_terms('The user\'s pet (animal they keep; cat): "My cat is Mochi."')
     'pet animal keep cat'
 """

@@ -7,7 +7,7 @@ subject's facts about the same thing: the same person (read as supersession read
 ``subject_of``) and enough of the same words, recall terms included (two residences
 share "residence live home ..." however differently they are worded). Among siblings
 in a result list the newer ranks first; the older is marked ``conflicts_with`` the newer
-when they name different values (numbers, codes, names) or when a save said so
+when each names a value the other does not (numbers, codes, names) or when a save said so
 (``Memory.contested_by``). This only reorders and marks: nothing is archived.
 
 Whose fact a memory is matters on its own: for a question about the user, "My sister
@@ -167,6 +167,6 @@ def _newer_sibling(
     alike = by_words and len(shared) >= 2 and len(shared) >= 0.2 * len((a.topic | b.topic) - asked)
     if not (alike or a.kinds & b.kinds):
         return False
-    if a.values and b.values and not (a.values & b.values) and not b.adds:
+    if a.values - b.values and b.values - a.values and not b.adds:
         marks[older.id] = newer.id
     return True

@@ -3,7 +3,7 @@
 An interpretation is read back later by an agent (and by people, in the CLI), out of the
 conversation it came from, so "I" must say who. English pronouns become "the user" at
 their first mention in a sentence and "they" / "their" after it, with the verb agreeing
-("I live" -> "the user lives", "I'm" -> "the user is"; "we" is "the user (with others)");
+("I live" -> "the user lives", "I'm" -> "the user is"; "we" is "the user and others");
 a transcript's speaker label
 ("Caroline: I went ...") names the speaker instead. Japanese 私 / 僕 / 俺 before a particle
 become ユーザー. Quoted words stay as they were said. Anything else is left in the user's
@@ -65,10 +65,6 @@ _KEPT = frozenset(
 )
 _IRREGULAR = {
     "am": "is",
-    "are": "is",
-    "were": "was",
-    "aren't": "isn't",
-    "weren't": "wasn't",
     "have": "has",
     "do": "does",
     "go": "goes",
@@ -77,6 +73,15 @@ _IRREGULAR = {
     "ain't": "isn't",
     "am not": "is not",
     "be": "is",
+}
+#: "we" and its contractions: (after "the user and others", later in the sentence).
+_WE = {
+    "we": ("", "they"),
+    "we're": (" are", "they're"),
+    "we've": (" have", "they've"),
+    "we'd": (" would", "they'd"),
+    "we'll": (" will", "they'll"),
+    "us": ("", "them"),
 }
 #: After a name or number these are no pronoun: "World War I", "Part I", "Type I".
 _NUMERAL_BEFORE = re.compile(
@@ -190,22 +195,9 @@ def _replacement(
         return None, 0
     if pronoun == "US":
         return None, 0  # the country
-    group = f"{who} (with others)"
-    if low in ("we", "we're", "we've", "we'd", "we'll", "us"):
-        if not first:
-            return {
-                "we": "they",
-                "we're": "they're",
-                "we've": "they've",
-                "we'd": "they'd",
-                "we'll": "they'll",
-                "us": "them",
-            }[low], 0
-        if low == "we":
-            verb, skip = _agreeing(text, end, singular=True)
-            return group + verb, skip
-        tail = {"we're": " is", "we've": " has", "we'd": " would", "we'll": " will", "us": ""}
-        return group + tail[low], 0
+    if low in _WE:
+        group, they = _WE[low]
+        return (f"{who} and others{group}" if first else they), 0
     if low in ("our", "ours"):
         return (owner if first else ("their" if low == "our" else "theirs")), 0
     if low == "ourselves":

@@ -209,7 +209,7 @@ def test_deterministic() -> None:
 
 def test_restate_is_a_clean_third_person_sentence() -> None:
     text = restate("We moved to Sapporo last month.")
-    assert text == "The user (with others) moved to Sapporo last month."
+    assert text == "The user and others moved to Sapporo last month."
     assert "(where" not in text and not text.startswith("User:")
     assert restate("I live in Sendai.") == "The user lives in Sendai."
     assert restate("I'm allergic to penicillin.") == "The user is allergic to penicillin."

@@ -11,7 +11,7 @@ English and Japanese: they are indexed with the memory but never shown.
 
 Example:
     >>> print(restate("We moved to Portland last month."))
-    The user (with others) moved to Portland last month.
+    The user and others moved to Portland last month.
     >>> recall_terms("We moved to Portland last month.").split()[:4]
     ['residence', 'live', 'lives', 'living']
 """
