@@ -31,11 +31,9 @@ DbCall = Callable[..., Awaitable[Any]]
 
 #: Candidates each list contributes to the fusion (RRF needs more than the final limit).
 CANDIDATES = 50
-#: Keyword candidates of a single-list search: the floor and the sibling order need a few
-#: beyond the limit.
-_KEYWORD_POOL = 20
-#: Candidates whose absolute relevance is computed (at least; 3 x the limit otherwise).
-_JUDGED = 30
+#: Fused candidates whose absolute relevance is computed (at least; 2 x the limit otherwise):
+#: enough to fill the limit after the floor, few enough to cost little.
+_JUDGED = 20
 #: The share of its rank relevance someone else's fact loses, for a question about the user.
 _OTHERS_PENALTY = 0.3
 #: Related memories only need relevance: no priority or recency tie-breaks.
@@ -99,11 +97,18 @@ class Retriever:
             half_life_days=settings.recency_half_life_days,
         )
 
-    async def embed(self, texts: Sequence[str]) -> list[Vector] | None:
-        """Unit vectors for ``texts`` (one embedder call), or None without an embedder."""
+    async def embed(self, texts: Sequence[str], *, as_query: bool = False) -> list[Vector] | None:
+        """Unit vectors for ``texts`` (one embedder call), or None without an embedder.
+
+        ``as_query``: they are search questions. An embedder that embeds questions apart
+        from what they look up (e5's "query:" and "passage:") says so with an
+        ``embed_query`` method; the others embed both alike.
+        """
         if self.embedder is None or not texts:
             return None
-        made = units(await self.embedder.embed(list(texts)), len(texts), self.embedder.name)
+        embed = getattr(self.embedder, "embed_query", None) if as_query else None
+        raw = await (embed or self.embedder.embed)(list(texts))
+        made = units(raw, len(texts), self.embedder.name)
         await self.check_dimension(len(made[0]))
         return made
 
@@ -152,8 +157,10 @@ class Retriever:
                 "Semantic search needs an embedder: pass embedder=aimem.LocalEmbedder() "
                 "or aimem.OpenAIEmbedder(), or search with mode='keyword'"
             )
-        # Fusion, the relevance floor and the sibling order need candidates beyond the limit.
-        pool = max(2 * limit, CANDIDATES if mode == "hybrid" else _KEYWORD_POOL)
+        # Fusion needs candidates beyond the limit; a single list does not: a keyword hit
+        # shares a word with the query, so the floor seldom leaves one out.
+        fused = mode == "hybrid" and self.embedder is not None
+        pool = max(limit, CANDIDATES) if fused else limit
         keyword: list[tuple[Memory, float]] = []
         semantic: list[tuple[Memory, float]] = []
         if mode != "semantic":
@@ -161,7 +168,7 @@ class Retriever:
                 self._db.keyword_search, self._namespace, query, limit=pool, filters=filters
             )
         if mode != "keyword" and self.embedder is not None:
-            vectors = await self.embed([query])
+            vectors = await self.embed([query], as_query=True)
             assert vectors is not None
             semantic = await self._semantic(vectors[0], pool, filters)
         ranked = rank_hits(
@@ -172,12 +179,14 @@ class Retriever:
             limit=pool,
             explain=True,
         )
-        hits = self._judged(query, ranked, semantic, filters, min_relevance, limit, explain)
-        return self._current_first(hits, query, limit)
+        asked = [stem(t) for t in search_terms(query, filters.user_context)]
+        hits = self._judged(query, asked, ranked, semantic, filters, min_relevance, limit, explain)
+        return self._current_first(hits, frozenset(asked), limit)
 
     def _judged(
         self,
         query: str,
+        asked: list[str],
         ranked: list[SearchHit],
         semantic: list[tuple[Memory, float]],
         filters: SearchFilters,
@@ -188,12 +197,11 @@ class Retriever:
         """Each candidate with its absolute relevance, the floor applied, others' facts lower."""
         from .siblings import about_someone_else, facts_of
 
-        asked = [stem(t) for t in search_terms(query, filters.user_context)]
         cosine = {memory.id: value for memory, value in semantic}
         calibration = calibration_of(self.embedder)
         others = about_someone_else(query, filters.user_context)
         judged: list[SearchHit] = []
-        for hit in ranked[: max(3 * limit, _JUDGED)]:
+        for hit in ranked[: max(2 * limit, _JUDGED)]:
             facts = facts_of(hit.memory)
             keyword = keyword_share(asked, facts.terms)
             semantic_ = calibration.evidence(cosine.get(hit.memory.id))
@@ -223,7 +231,9 @@ class Retriever:
         judged.sort(key=lambda h: (-h.score, h.memory.id))
         return judged
 
-    def _current_first(self, hits: list[SearchHit], query: str, limit: int) -> list[SearchHit]:
+    def _current_first(
+        self, hits: list[SearchHit], asked: frozenset[str], limit: int
+    ) -> list[SearchHit]:
         """The newer of two siblings above the older, which is marked (``siblings``).
 
         Only within the result: a memory the query does not find is never brought in.
@@ -231,7 +241,7 @@ class Retriever:
         from .siblings import current_first
 
         top = hits[: max(limit, 1)]
-        ordered, marks = current_first(top, lambda h: h.memory, window=len(top), query=query)
+        ordered, marks = current_first(top, lambda h: h.memory, window=len(top), asked=asked)
         shown = ordered[:limit]
         # Scores stay in the order shown: a newer sibling moved up gets just above the older
         # one's score, the lift shown in its explanation as "current_first".

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .keywords import index_terms, memory_terms, search_terms, unframed
+from .keywords import index_terms, memory_terms, unframed
 from .models import Memory
 
 __all__ = ["Facts", "about_someone_else", "current_first", "facts_of"]
@@ -120,34 +120,41 @@ def current_first(
     memory: Callable[[T], Memory],
     *,
     window: int,
-    query: str = "",
+    asked: frozenset[str] = frozenset(),
     by_words: bool = True,
 ) -> tuple[list[T], dict[str, str]]:
     """``items`` with each newer sibling moved just above its older one (module docstring).
 
-    Only the first ``window`` items are compared pairwise. Without ``by_words`` only a
-    save's contest or the same single-valued slot makes siblings (a list by priority,
-    which no query narrowed to one topic). Returns the new order and ``{older id: newer
-    id}`` for the olders that are marked.
+    Only the first ``window`` items are compared, each pair once; ``asked`` are the
+    query's stemmed terms (every hit shares those, so they show no sibling). Without
+    ``by_words`` only a save's contest or the same single-valued slot makes siblings (a
+    list by priority, which no query narrowed to one topic). Returns the new order and
+    ``{older id: newer id}`` for the olders that are marked.
     """
     head = list(items[:window])
-    asked = frozenset(search_terms(query)) if query else frozenset()
+    memories = [memory(item) for item in head]
     marks: dict[str, str] = {}
-    for _ in range(len(head)):  # each pass moves at least one item up; bounded
-        moved = False
-        for i in range(len(head)):
-            older = memory(head[i])
-            for j in range(i + 1, len(head)):
-                newer = memory(head[j])
-                if not _newer_sibling(older, newer, asked, marks, by_words):
-                    continue
-                head.insert(i, head.pop(j))
-                moved = True
+    newer_of: dict[str, set[str]] = {}  # id -> ids of its newer siblings
+    for i, a in enumerate(memories):
+        for b in memories[i + 1 :]:
+            older, newer = (a, b) if (a.created_at, a.id) < (b.created_at, b.id) else (b, a)
+            if _newer_sibling(older, newer, asked, marks, by_words):
+                newer_of.setdefault(older.id, set()).add(newer.id)
+    if newer_of:
+        for _ in range(len(head)):  # each pass moves one newer sibling up; bounded
+            moved = False
+            for i in range(len(head)):
+                later = newer_of.get(memory(head[i]).id)
+                j = next(
+                    (k for k in range(i + 1, len(head)) if later and memory(head[k]).id in later),
+                    None,
+                )
+                if j is not None:
+                    head.insert(i, head.pop(j))
+                    moved = True
+                    break
+            if not moved:
                 break
-            if moved:
-                break
-        if not moved:
-            break
     return head + list(items[window:]), marks
 
 
@@ -155,18 +162,18 @@ def _newer_sibling(
     older: Memory, newer: Memory, asked: frozenset[str], marks: dict[str, str], by_words: bool
 ) -> bool:
     """Whether ``newer`` states the same thing as ``older``, later; marks ``older`` if so."""
-    if (newer.created_at, newer.id) <= (older.created_at, older.id):
-        return False
     if older.contested_by == newer.id:
         marks[older.id] = newer.id
         return True
     a, b = facts_of(older), facts_of(newer)
     if a.subject != b.subject:
         return False
-    shared = (a.topic & b.topic) - asked
-    alike = by_words and len(shared) >= 2 and len(shared) >= 0.2 * len((a.topic | b.topic) - asked)
-    if not (alike or a.kinds & b.kinds):
-        return False
+    if not (a.kinds & b.kinds):
+        if not by_words:
+            return False
+        shared = (a.topic & b.topic) - asked
+        if len(shared) < 2 or len(shared) < 0.2 * len((a.topic | b.topic) - asked):
+            return False
     if a.values - b.values and b.values - a.values and not b.adds:
         marks[older.id] = newer.id
     return True
