@@ -34,7 +34,7 @@ T = TypeVar("T")
 
 #: How many memories' readings are kept (about 1 KB each).
 _CACHE_SIZE = 20_000
-_cache: OrderedDict[tuple[str, int, str], Facts] = OrderedDict()
+_cache: OrderedDict[tuple[str, int], Facts] = OrderedDict()
 
 #: Words every memory may share: they show nothing about being the same thing.
 _COMMON = frozenset(
@@ -68,8 +68,8 @@ class Facts:
 
 
 def facts_of(memory: Memory) -> Facts:
-    """The reading of ``memory`` (cached by id, version and content hash)."""
-    key = (memory.id, memory.version, memory.content[:64])
+    """The reading of ``memory`` (cached by id and version)."""
+    key = (memory.id, memory.version)  # an edit bumps the version
     found = _cache.get(key)
     if found is not None:
         _cache.move_to_end(key)
@@ -132,14 +132,16 @@ def current_first(
     ``{older id: newer id}`` for the olders that are marked.
     """
     head = list(items[:window])
-    memories = [memory(item) for item in head]
+    read = [(m, facts_of(m)) for m in (memory(item) for item in head)]
     marks: dict[str, str] = {}
     newer_of: dict[str, set[str]] = {}  # id -> ids of its newer siblings
-    for i, a in enumerate(memories):
-        for b in memories[i + 1 :]:
-            older, newer = (a, b) if (a.created_at, a.id) < (b.created_at, b.id) else (b, a)
+    for i, a in enumerate(read):
+        for b in read[i + 1 :]:
+            older, newer = (
+                (a, b) if (a[0].created_at, a[0].id) < (b[0].created_at, b[0].id) else (b, a)
+            )
             if _newer_sibling(older, newer, asked, marks, by_words):
-                newer_of.setdefault(older.id, set()).add(newer.id)
+                newer_of.setdefault(older[0].id, set()).add(newer[0].id)
     if newer_of:
         for _ in range(len(head)):  # each pass moves one newer sibling up; bounded
             moved = False
@@ -159,13 +161,17 @@ def current_first(
 
 
 def _newer_sibling(
-    older: Memory, newer: Memory, asked: frozenset[str], marks: dict[str, str], by_words: bool
+    older_read: tuple[Memory, Facts],
+    newer_read: tuple[Memory, Facts],
+    asked: frozenset[str],
+    marks: dict[str, str],
+    by_words: bool,
 ) -> bool:
     """Whether ``newer`` states the same thing as ``older``, later; marks ``older`` if so."""
+    (older, a), (newer, b) = older_read, newer_read
     if older.contested_by == newer.id:
         marks[older.id] = newer.id
         return True
-    a, b = facts_of(older), facts_of(newer)
     if a.subject != b.subject:
         return False
     if not (a.kinds & b.kinds):

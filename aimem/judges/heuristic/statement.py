@@ -47,7 +47,7 @@ READ_CHARS = 2000
 #: Slot kind -> the words questions about it use (English, Japanese), for recall only.
 _RECALL_WORDS: dict[str, tuple[str, str]] = {
     "residence": (
-        "residence live lives living home address based city moved",
+        "residence live lives living home address based city town area place moved",
         "住まい 住んでいる 住所 拠点 引っ越し",
     ),
     "job": (
