@@ -287,7 +287,7 @@ def test_rich_renders_each_model_with_markup_shown_literally(store: aimem.Memory
     assert f"{memory.priority_score:.2f}" in text
 
     hit = store.search("penicillin")[0]
-    assert f"{hit.score:.4f}" in _rich_text(hit)
+    assert f"{hit.relevance:.2f}" in _rich_text(hit)
 
     stats_text = _rich_text(store.stats())
     assert "namespace render" in stats_text and "mean priority" in stats_text

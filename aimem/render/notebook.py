@@ -129,17 +129,24 @@ def memories_html(memories: Sequence[Memory], *, title: str | None = None) -> st
 
 
 def hits_html(hits: Sequence[SearchHit], *, title: str | None = None) -> str:
-    """Search hits, best first: the hit's score, then the memory as in :func:`memories_html`.
+    """Search hits, best first: score, relevance (``match``), then the memory.
+
+    The memory is shown as in :func:`memories_html`; a hit a newer one likely replaces
+    says so under its relevance.
 
     With ``explain=True`` hits, an extra column lists each part of the score.
     """
     if not hits:
         return f"<div>{_e(title) + ': ' if title else ''}no hits.</div>"
     explained = any(h.explanation for h in hits)
-    headers = ("score", *_MEMORY_HEADERS, *(("explanation",) if explained else ()))
+    headers = ("score", "match", *_MEMORY_HEADERS, *(("explanation",) if explained else ()))
     rows = []
     for hit in hits:
-        cells = _td(f"{hit.score:.4f}", "text-align:right") + _memory_cells(hit.memory)
+        match = f"{hit.relevance:.2f}"
+        if hit.conflicts_with:  # a newer hit likely replaces it
+            match += f'<br><span style="{_MUTED}">older than {_e(hit.conflicts_with[-8:])}</span>'
+        cells = _td(f"{hit.score:.4f}", "text-align:right") + _td(match, "text-align:right")
+        cells += _memory_cells(hit.memory)
         if explained:
             parts = ", ".join(f"{_e(k)} {v:.4g}" for k, v in (hit.explanation or {}).items())
             cells += _td(f'<span style="{_MUTED}">{parts}</span>')
