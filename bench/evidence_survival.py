@@ -6,8 +6,12 @@ its own namespace with max_memories=CAP. At the end we count, for every answerab
 search over the active memories only. Baselines on the same caps: FIFO (keep the last CAP
 turns), random CAP turns (mean of 20 draws), and an oracle that keeps evidence first.
 
+With ``--conversation`` each session's turns go in as one ``save_conversation`` call of user
+messages instead of one ``save`` per turn: what a chat application would do, and (with
+``--min-score 0.3``, the default setting) turns judged below the threshold are never stored.
+
 Usage: python bench/evidence_survival.py [DATA_DIR] [--caps 50,100,200] [--min-score 0.0]
-       [--no-search]
+       [--no-search] [--conversation]
 DATA_DIR defaults to ../shared/data/locomo-dev beside the checkout (LoCoMo is CC BY-NC:
 read it from there, never copy it into the repository). Prints a table on stderr and one
 JSON line on stdout. Not imported by the tests.
@@ -41,6 +45,28 @@ def survival(kept: set[str], qs: list[dict]) -> float:
     return statistics.mean(len(set(q["evidence"]) & kept) / len(set(q["evidence"])) for q in qs)
 
 
+def _saved(store: aimem.MemoryStore, turns: list[dict], conversation: bool) -> dict[str, set]:
+    """Save ``turns`` in order; return memory id -> the turn ids whose text it holds."""
+    id_map: dict[str, set[str]] = defaultdict(set)
+    if not conversation:
+        for t in turns:
+            id_map[store.save(t["text"]).id].add(t["id"])
+        return id_map
+    sessions: list[list[dict]] = []
+    for t in turns:
+        if not sessions or sessions[-1][0].get("session") != t.get("session"):
+            sessions.append([])
+        sessions[-1].append(t)
+    for session in sessions:
+        ids: dict[str, set[str]] = defaultdict(set)
+        for t in session:
+            ids[t["text"]].add(t["id"])
+        messages = [{"role": "user", "content": t["text"]} for t in session]
+        for m in store.save_conversation(messages):
+            id_map[m.id] |= ids[m.content]
+    return id_map
+
+
 def measure(
     data: Path,
     caps: list[int],
@@ -49,6 +75,7 @@ def measure(
     search: bool = True,
     limit_convs: int = 0,
     report: bool = True,
+    conversation: bool = False,
 ) -> dict[str, dict]:
     """Run the protocol once per cap; return ``{cap: {measure: value}}`` (module docstring)."""
     memories = load(data / "memories.jsonl")
@@ -84,21 +111,20 @@ def measure(
                     max_memories=cap,
                     min_priority_score=min_score,
                 ) as store:
-                    id_map = {}
-                    for t in turns:
-                        m = store.save(t["text"])
-                        id_map[m.id] = t["id"]
-                    active = {
-                        id_map[m.id] for m in store.list(limit=min(1000, 2 * cap)) if m.id in id_map
-                    }
+                    id_map = _saved(store, turns, conversation)
+                    active = set().union(
+                        *(id_map.get(m.id, ()) for m in store.list(limit=min(1000, 2 * cap)))
+                    )
                     rows["aimem"].append(survival(active, qs))
                     if search:
                         rec = []
                         for q in qs:
-                            got = {
-                                id_map.get(h.memory.id)
-                                for h in store.search(q["question"], limit=10)
-                            }
+                            got = set().union(
+                                *(
+                                    id_map.get(h.memory.id, ())
+                                    for h in store.search(q["question"], limit=10)
+                                )
+                            )
                             ev = set(q["evidence"])
                             rec.append(len(ev & got) / len(ev))
                         rows["aimem_recall@10"].append(statistics.mean(rec))
@@ -136,12 +162,20 @@ def main() -> None:
     ap.add_argument("--min-score", type=float, default=0.0)
     ap.add_argument("--limit-convs", type=int, default=0)
     ap.add_argument("--no-search", action="store_true")
+    ap.add_argument(
+        "--conversation", action="store_true", help="one save_conversation call per session"
+    )
     args = ap.parse_args()
     data = Path(args.data_dir)
     caps = [int(c) for c in args.caps.split(",")]
     t0 = time.perf_counter()
     out = measure(
-        data, caps, args.min_score, search=not args.no_search, limit_convs=args.limit_convs
+        data,
+        caps,
+        args.min_score,
+        search=not args.no_search,
+        limit_convs=args.limit_convs,
+        conversation=args.conversation,
     )
     convs = len({m["conv"] for m in load(data / "memories.jsonl")})
     if args.limit_convs:
@@ -151,6 +185,7 @@ def main() -> None:
             {
                 "convs": convs,
                 "min_score": args.min_score,
+                "conversation": args.conversation,
                 "caps": out,
                 "seconds": round(time.perf_counter() - t0, 1),
             }

@@ -119,7 +119,7 @@ FAMILY = rx(
     r"cousins?|nieces?|nephews?|in-laws?|step(?:son|daughter|mom|dad|mother|father)|my ex|"
     r"family|best friend",
     ja="母|父|妻|夫|嫁|旦那|息子|娘|子ども|子供|兄|姉|弟|妹|祖母|祖父|家族|彼氏|彼女|両親|親|"
-    "孫|婚約者|恋人|主人|ママ|パパ",
+    "孫|婚約者|恋人|主人|ママ|パパ|親友|幼なじみ|一番の友達",
 )
 # Close family: their names and events are what a good assistant must keep.
 CORE_FAMILY = rx(
@@ -139,7 +139,8 @@ PETS = rx(
 IDENTITY = rx(
     r"my name is|my name's|call me|go by|pronouns?|they/them|she/her|he/him|trans(?:gender)?|"
     r"non-?binary|gay|lesbian|bisexual|queer|asexual|muslim|jewish|christian|catholic|hindu|"
-    r"buddhist|sikh|atheist|mormon|religious|halal|kosher|vegan|vegetarian|immigrant|"
+    r"buddhist|sikh|atheist|mormon|religious|halal|kosher|vegan|vegetarian|pescatarian|"
+    r"flexitarian|plant-based|immigrant|originally from|raised in|"
     r"immigrated|refugee|asylum|citizenship|veteran|"
     r"single (?:mom|mum|mother|dad|father|parent)|widow(?:er|ed)?|caregiver|carer|"
     r"orphan(?:ed)?|grew up in|i'm from|i am from|born and raised|native speaker|heritage|"
@@ -147,8 +148,8 @@ IDENTITY = rx(
     r"(?:looks?|looking) after (?:my|their|his|her)|"
     r"(?:takes?|taking) care of (?:my|their|his|her)|mov(?:es|ing) in with (?:us|me)",
     ja="私の名前|僕の名前|俺の名前|自分の名前|と呼んで|ムスリム|イスラム教|キリスト教|仏教徒|"
-    "ベジタリアン|ビーガン|菜食|出身|育った|国籍|シングルマザー|シングルファーザー|母子家庭|"
-    "父子家庭|難民|移民|介護",
+    "ベジタリアン|ビーガン|ヴィーガン|菜食|グルテンフリー|糖質制限|出身|育った|国籍|"
+    "シングルマザー|シングルファーザー|母子家庭|父子家庭|難民|移民|介護",
 )
 
 # --- emotional_impact -------------------------------------------------------------------
@@ -378,15 +379,18 @@ WORK_PLACE = rx(
     r"shifts?|developer|engineer|programmer|designer|architect|nurse|doctor|teacher|lawyer|"
     r"accountant|student|researcher|scientist|manager|consultant|freelanc\w*|"
     r"major(?:ing)? in|my degree|my course|my shift|my manager|my project|"
-    r"on the (?:\w+ ){1,3}team|(?:lead|leading|leads|running|managing) the (?:\w+ ){1,3}"
+    r"on the (?:\w+ ){1,3}team|(?:the )?lead (?:on|of|for) the|in charge of|"
+    r"(?:lead|leading|leads|running|managing) the (?:\w+ ){1,3}"
     r"(?:project|migration|team|launch|rollout)|"
     r"(?:i'm|im|i am|user is|works? as) an? (?:\w+ )?\w+(?:er|or|ist|ian)\b"
     r"(?= for| at| in|[.,!]|$)|"
     r"live(?:s)? (?:in|near|with|about|on)|based in|timezone|time zone|cet|cest|pst|pdt|est|"
     r"edt|utc|gmt|jst|my place|neighbou?rhood|apartment|hometown|commute|"
-    r"(?:room|house|flat)mates?|live alone|landlord",
+    r"(?:room|house|flat)mates?|live alone|landlord|rent|(?:get|go|come) to work|"
+    r"home for (?:me|us)",
     ja="仕事|会社|職場|勤務|働いて|エンジニア|学生|教師|看護師|医者|チーム|住んで|在住|近所|"
-    "実家|時差|通勤|出勤|退勤|上司|部署|専攻|担当して|担当は|プロジェクト|研究室|ゼミ|入社|転職",
+    "実家|地元|家賃|時差|通勤|出勤|退勤|上司|部署|専攻|担当して|担当は|プロジェクト|研究室|"
+    "ゼミ|入社|転職",
 )
 PLAN = rx(
     r"planning|plan(?:s)? to|thinking (?:about|of)|considering|hop(?:e|ing) to|want to|"
@@ -447,7 +451,7 @@ TRIVIA = rx(
     r"asked (?:what|how|who|when|where|why|whether|if|for|about)|what is|what's|what are|"
     r"capital of|synonym|definition of|how many|how far|how long is|"
     r"who (?:wrote|invented|discovered|was)|\d\s*[-+*/x×]\s*\d",
-    ja="とは|って何|何ですか|なんで|教えて",
+    ja="とは|って何|何ですか|なんで(?!す)|教えて",
 )
 # Textbook facts: superlatives, definitions and laws of nature, with nobody in them.
 WORLD_FACT = rx(

@@ -32,7 +32,7 @@ from ...scoring import COMPONENT_MAX
 from ...validation import MAX_SUPERSEDE_REASON_CHARS
 from . import cues as vocab
 from . import cues_events as talk
-from .statement import fills_slot, restate
+from .statement import fills_slot, read, restate
 from .supersession import find_superseded
 
 __all__ = ["HeuristicJudge"]
@@ -144,13 +144,16 @@ def _read(content: str, user_context: str | None) -> _Reading:
     the end of a memory.
     """
     text = _normalise(content[: 4 * _MAX_ANALYSED])[:_MAX_ANALYSED]
-    told, reacting = _told(_unlabelled(text))
+    body = _unlabelled(text)
+    told, reacting = _told(body)
     low = told.lower()
-    cues = _find_cues(told, low)
+    # "No.", "Yes, a lot.", "はい": an answer that means nothing without its question
+    bare = bool(talk.BARE_ANSWER.match(body.lower()) or talk.BARE_ANSWER_JA.match(body))
+    cues = {} if bare else _find_cues(told, low)
     personal = _personal(low, cues, user_context)
     if personal < 1.0 and vocab.USER_REF.match(text.lower()):  # "User: ..." as a label
         personal = 1.0
-    damp = _dampening(low, cues, personal)
+    damp = 1.0 if bare else _dampening(low, cues, personal)
     return _Reading(
         text=text,
         cues=cues,
@@ -165,21 +168,45 @@ def _told(body: str) -> tuple[str, float]:
 
     A sentence reacts when it asks the other speaker something, praises, thanks or
     consoles them, or is about "you" with no "I" in it - unless it also states a
-    first-person event, plan, change or feeling ("Thanks! I passed my exam.").
+    first-person event, plan, change or feeling ("Thanks! I passed my exam."). A request
+    tells only its first-person parts: its topic is the world's, however weighty ("Write
+    an essay on the Cold War"), and asking damps nothing else the turn tells.
     """
     sentences = [s for s in talk.SENTENCE_END.split(body) if s and not s.isspace()]
     if len(sentences) <= 1 and not body:
         return "", 0.0
     kept: list[str] = []
+    own: list[str] = []  # the user's things a request names, with no fact about them
     reacting = 0
+    asked = False
     for sentence in sentences:
         low = sentence.lower()
-        if _reacts(sentence, low):
+        if asked and talk.REQUEST_TAIL.match(low) and not talk.speaks(sentence, low):
+            continue  # "Keep it under 200 words.": more of the request
+        asked = _asks(sentence, low)
+        if asked:  # its first-person parts telling a fact, or naming the user's things
+            for part, named, possessive in talk.own_parts(sentence):
+                p = part.lower()
+                fact = _find_cues(part, p) or _tells(p) or talk.particular(part, named)
+                (kept if fact else own if possessive else []).append(part)
+        elif _reacts(sentence, low):
             reacting += len(sentence)
         else:
             kept.append(sentence)
     total = sum(len(s) for s in sentences) or 1
-    return " ".join(kept), reacting / total
+    return " ".join(kept + own if kept else ()), reacting / total
+
+
+def _asks(sentence: str, low: str) -> bool:
+    """A request for help, or a question that is not about the listener ("What inspired you?")."""
+    if talk.QUESTION.search(sentence):
+        return not talk.SECOND_PERSON.search(low) or bool(talk.ASKS_YOU.search(low))
+    if talk.I_FRAME.match(low):
+        return True
+    if talk.STANDING.search(low) or vocab.INSTRUCTION_STRONG.search(low):
+        return False  # "Always reply in English", "Never call before 10": standing wishes
+    unquoted = talk.QUOTED.sub(" ", sentence).strip()
+    return bool(talk.REQUEST_OPENING.match(low) or talk.JA_ASKS.search(unquoted))
 
 
 def _reacts(sentence: str, low: str) -> bool:
@@ -238,7 +265,7 @@ def _find_cues(text: str, low: str) -> dict[str, float]:
         or talk.EVENT_JA.search(low)
     ):
         cues["dated event" if talk.WHEN.search(low) or vocab.DATE.search(low) else "event"] = 1.0
-    if talk.POSSESSION.search(low):
+    if talk.POSSESSION.search(low) or talk.OWNED_NAME.search(text):
         cues["possession"] = 1.0
     if talk.DISCLOSURE.search(low) or talk.DISCLOSURE_JA.search(low):
         cues["disclosure"] = 1.0
@@ -255,6 +282,10 @@ def _personal(low: str, cues: dict[str, float], user_context: str | None) -> flo
         return 0.95
     if vocab.IMPLIED_SUBJECT_EN.search(low):
         return 0.9
+    if talk.DAY.search(low) and not (
+        vocab.WORLD_FACT.search(low) or vocab.THIRD_PERSON.search(low)
+    ):
+        return 0.75  # "Flight to Lisbon on May 2.", "車検は7月12日です。": a note of one's own
     if "family" in cues or "family name" in cues:
         return 0.8
     if _ABOUT_SOMEONE & cues.keys() and not vocab.WORLD_FACT.search(low):
@@ -437,6 +468,39 @@ def _standing(
     return made
 
 
+def _current_first(
+    r: _Reading, components: dict[str, float], related: Sequence[Memory]
+) -> dict[str, float]:
+    """A text changing a related memory's fact scores at least what that memory scored.
+
+    "The MRI is now on June 3, not July 12" may be too unsure to retire "My MRI is on July
+    12", but both compete for room and capacity forgets the lower (on a tie the older)
+    first. A change names what it changes: the same speaker and subject, and the old
+    memory's slot for the same thing, or its particular as the value replaced ("from $1,450").
+    """
+    mine = read(r.text) if r.damp < 0.5 else None
+    made = dict(components)
+    if mine is None or not mine.change:
+        return made
+    things = {(s.kind, p) for s in mine.slots for p in s.param if s.kind != "habit"}
+    replaced = talk.particulars(" ".join(map("".join, talk.REPLACED.findall(r.text))))
+    for m in related:
+        old = _normalise(m.content)
+        theirs = read(old)
+        if (
+            m.priority_score is not None
+            and theirs.subject == mine.subject
+            and len({*talk.SPEAKER_LABEL.findall(old), *talk.SPEAKER_LABEL.findall(r.text)}) < 2
+            and (
+                things.intersection((s.kind, p) for s in theirs.slots for p in s.param)
+                or replaced & talk.particulars(_unlabelled(old))
+            )
+            and _max_similarity(r.text, [m]) < 0.9  # a repeat is no change
+        ):
+            made = {k: max(v, getattr(m, k) or 0.0) for k, v in made.items()}
+    return made
+
+
 # --- presentation -------------------------------------------------------------------------
 
 
@@ -510,6 +574,7 @@ class HeuristicJudge:
             },
             [related[i] for i, _ in superseded],
         )
+        components = _current_first(reading, components, related)
         rationale = _rationale(reading)
         if superseded:
             # how many, never their words: a rationale must not outlive another memory's delete
