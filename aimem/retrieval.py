@@ -34,6 +34,8 @@ CANDIDATES = 50
 #: Fused candidates whose absolute relevance is computed (at least; 2 x the limit otherwise):
 #: enough to fill the limit after the floor, few enough to cost little.
 _JUDGED = 20
+#: Candidates past the limit whose newer sibling may still come up (they are compared too).
+_SIBLING_REACH = 5
 #: The share of its rank relevance someone else's fact loses, for a question about the user.
 _OTHERS_PENALTY = 0.3
 #: Related memories only need relevance: no priority or recency tie-breaks.
@@ -157,10 +159,11 @@ class Retriever:
                 "Semantic search needs an embedder: pass embedder=aimem.LocalEmbedder() "
                 "or aimem.OpenAIEmbedder(), or search with mode='keyword'"
             )
-        # Fusion needs candidates beyond the limit; a single list does not: a keyword hit
-        # shares a word with the query, so the floor seldom leaves one out.
+        # Fusion needs candidates well beyond the limit; a single list a few, for a newer
+        # sibling just past the limit (a keyword hit shares a word with the query, so the
+        # floor seldom leaves one out).
         fused = mode == "hybrid" and self.embedder is not None
-        pool = max(limit, CANDIDATES) if fused else limit
+        pool = max(limit + _SIBLING_REACH, CANDIDATES) if fused else limit + _SIBLING_REACH
         keyword: list[tuple[Memory, float]] = []
         semantic: list[tuple[Memory, float]] = []
         if mode != "semantic":
@@ -236,11 +239,12 @@ class Retriever:
     ) -> list[SearchHit]:
         """The newer of two siblings above the older, which is marked (``siblings``).
 
-        Only within the result: a memory the query does not find is never brought in.
+        Among the candidates that cleared the floor: a newer sibling just past the limit
+        moves up above the memory it replaces; nothing the query did not find comes in.
         """
         from .siblings import current_first
 
-        top = hits[: max(limit, 1)]
+        top = hits[: limit + _SIBLING_REACH]
         ordered, marks = current_first(top, lambda h: h.memory, window=len(top), asked=asked)
         shown = ordered[:limit]
         # Scores stay in the order shown: a newer sibling moved up gets just above the older

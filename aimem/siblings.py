@@ -172,14 +172,17 @@ def _newer_sibling(
     if older.contested_by == newer.id:
         marks[older.id] = newer.id
         return True
-    if a.subject != b.subject:
+    if a.subject != b.subject or b.adds:
         return False
+    differ = bool(a.values - b.values and b.values - a.values)
     if not (a.kinds & b.kinds):
-        if not by_words:
+        # the same words only make siblings of two that also name different values: two
+        # memories on one topic are more often two facts than one fact and its update
+        if not (by_words and differ):
             return False
         shared = (a.topic & b.topic) - asked
         if len(shared) < 2 or len(shared) < 0.2 * len((a.topic | b.topic) - asked):
             return False
-    if a.values - b.values and b.values - a.values and not b.adds:
+    if differ:
         marks[older.id] = newer.id
     return True

@@ -76,7 +76,7 @@ def make_memory(content: str, **overrides: Any) -> Memory:
         "user_context": None,
         "score_source": "heuristic",
         "model": "aimem-heuristic",
-        "prompt_version": "heuristic-v5",
+        "prompt_version": "heuristic-v6",
         "created_at": now,
         "updated_at": now,
         "last_accessed_at": now,
@@ -146,7 +146,7 @@ def test_satisfies_the_judge_protocol(judge: HeuristicJudge) -> None:
     assert isinstance(result, Interpretation)
     assert result == judge.score("I'm on warfarin.", user_context="syui")
     assert result.model == "aimem-heuristic"
-    assert result.prompt_version == "heuristic-v5"
+    assert result.prompt_version == "heuristic-v6"
     assert result.usage is None
     assert result.rationale and result.interpreted_content
 

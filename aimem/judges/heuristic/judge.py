@@ -525,7 +525,7 @@ class HeuristicJudge:
         >>> judge = HeuristicJudge()
         >>> i = judge.score("Never schedule meetings before 10am.")
         >>> i.prompt_version, i.utility > 0.2
-        ('heuristic-v5', True)
+        ('heuristic-v6', True)
     """
 
     source = "heuristic"
@@ -535,8 +535,11 @@ class HeuristicJudge:
     #: 4: terse standing facts (appointments, diet, work, things owned) clear the threshold,
     #: and a Japanese frame needs more than a shared subject; 5: a reported lead, a story or
     #: "when I was a kid" retires nothing, an end must name the thing it ends, and the
-    #: rationale counts what a memory supersedes without quoting it.
-    version = "5"
+    #: rationale counts what a memory supersedes without quoting it; 6: the interpretation is
+    #: the content told in the third person (slot words move to hidden recall terms), a
+    #: request tells only its first-person parts, a bare answer ("No.") scores nothing, and
+    #: a text naming what it changes scores at least what it changes.
+    version = "6"
 
     async def interpret(
         self,
