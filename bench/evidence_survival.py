@@ -10,8 +10,12 @@ With ``--conversation`` each session's turns go in as one ``save_conversation`` 
 messages instead of one ``save`` per turn: what a chat application would do, and (with
 ``--min-score 0.3``, the default setting) turns judged below the threshold are never stored.
 
+A question naming the turn its answer replaced (``stale``, as ``long_chats.py`` writes)
+also counts whether the current value comes first (in the top 5, above the stale turn or
+without it) and whether the stale turn is the top hit.
+
 Usage: python bench/evidence_survival.py [DATA_DIR] [--caps 50,100,200] [--min-score 0.0]
-       [--no-search] [--conversation]
+       [--no-search] [--conversation] [--embedder none|local|SPEC]
 DATA_DIR defaults to ../shared/data/locomo-dev beside the checkout (LoCoMo is CC BY-NC:
 read it from there, never copy it into the repository). Prints a table on stderr and one
 JSON line on stdout. Not imported by the tests.
@@ -67,6 +71,16 @@ def _saved(store: aimem.MemoryStore, turns: list[dict], conversation: bool) -> d
     return id_map
 
 
+def _current_first(
+    ranked: list[set[str]], evidence: set[str], stale: set[str]
+) -> tuple[float, float]:
+    """(current value in the top 5 and above the stale one, stale one the top hit) as 0/1."""
+    where = lambda ids: next((i for i, hit in enumerate(ranked) if hit & ids), None)  # noqa: E731
+    new, old = where(evidence), where(stale)
+    first = new is not None and new < 5 and (old is None or new < old)
+    return float(first), float(old == 0)
+
+
 def measure(
     data: Path,
     caps: list[int],
@@ -76,6 +90,7 @@ def measure(
     limit_convs: int = 0,
     report: bool = True,
     conversation: bool = False,
+    embedder: object | None = None,
 ) -> dict[str, dict]:
     """Run the protocol once per cap; return ``{cap: {measure: value}}`` (module docstring)."""
     memories = load(data / "memories.jsonl")
@@ -110,6 +125,7 @@ def measure(
                     namespace=ns,
                     max_memories=cap,
                     min_priority_score=min_score,
+                    **({"embedder": embedder} if embedder is not None else {}),
                 ) as store:
                     id_map = _saved(store, turns, conversation)
                     active = set().union(
@@ -119,14 +135,19 @@ def measure(
                     if search:
                         rec = []
                         for q in qs:
-                            got = set().union(
-                                *(
-                                    id_map.get(h.memory.id, ())
-                                    for h in store.search(q["question"], limit=10)
-                                )
-                            )
+                            ranked = [
+                                id_map.get(h.memory.id, set())
+                                for h in store.search(q["question"], limit=10)
+                            ]
+                            got = set().union(*ranked)
                             ev = set(q["evidence"])
                             rec.append(len(ev & got) / len(ev))
+                            stale = q.get("stale") or []
+                            if stale:  # a changed fact: is the current value first?
+                                stale = {stale} if isinstance(stale, str) else set(stale)
+                                first, top1 = _current_first(ranked, ev, stale)
+                                rows["current_first"].append(first)
+                                rows["stale_top1"].append(top1)
                         rows["aimem_recall@10"].append(statistics.mean(rec))
                 ids = [t["id"] for t in turns]
                 rows["fifo"].append(survival(set(ids[-cap:]), qs))
@@ -147,8 +168,12 @@ def measure(
                 f"cap {cap:4d}: kept {r['kept_share']:.1%} of turns | evidence kept: "
                 f"aimem {r['aimem']:.3f}  "
                 f"fifo {r['fifo']:.3f}  random {r['random']:.3f}  oracle {r['oracle']:.3f}"
+                + ("" if not search else f" | aimem recall@10 on active {r['aimem_recall@10']:.3f}")
                 + (
-                    "" if not search else f" | aimem recall@10 on active {r['aimem_recall@10']:.3f}"
+                    f" | changed facts: current first {r['current_first']:.3f}, "
+                    f"stale top-1 {r['stale_top1']:.3f}"
+                    if "current_first" in r
+                    else ""
                 ),
                 file=sys.stderr,
             )
@@ -165,7 +190,11 @@ def main() -> None:
     ap.add_argument(
         "--conversation", action="store_true", help="one save_conversation call per session"
     )
+    ap.add_argument("--embedder", default="none", help="none, local, or another embedder spec")
     args = ap.parse_args()
+    from aimem.embedder_spec import embedder_from_spec
+
+    embedder = embedder_from_spec(args.embedder)
     data = Path(args.data_dir)
     caps = [int(c) for c in args.caps.split(",")]
     t0 = time.perf_counter()
@@ -176,6 +205,7 @@ def main() -> None:
         search=not args.no_search,
         limit_convs=args.limit_convs,
         conversation=args.conversation,
+        embedder=embedder,
     )
     convs = len({m["conv"] for m in load(data / "memories.jsonl")})
     if args.limit_convs:

@@ -321,3 +321,19 @@ def test_mcp_search_says_when_nothing_matches_and_shows_relevance(db_url: str) -
     assert "Sapporo" in first["memory"]["content"] and 0 < first["relevance"] <= 1
     assert second["conflicts_with"] == first["memory"]["id"]
     assert json.dumps(some).count("conflicts_with") == 1
+
+
+def test_recall_terms_and_contested_links_survive_export_and_import(
+    db_url_factory: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "export.jsonl"
+    with aimem.MemoryStore(db_url_factory("a"), judge=FixedJudge()) as store:
+        old = store.save("I live in Sendai.")
+        new = store.save("I live in Sapporo.")
+        store.export_to(path)
+    with aimem.MemoryStore(db_url_factory("b"), judge=FixedJudge()) as other:
+        assert other.import_from(path).ok
+        assert other.get(old.id).contested_by == new.id
+        assert "residence" in other.get(new.id).recall_terms.split()
+        hits = other.search("What is the user's address?")  # only the recall terms say so
+        assert [h.memory.id for h in hits] == [new.id, old.id]

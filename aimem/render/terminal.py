@@ -420,6 +420,8 @@ def memory_detail(memory: Memory) -> Table:
         rows.append(("superseded by", m.superseded_by))
     if m.restored_at is not None:
         rows.append(("restored", when(m.restored_at)))
+    if m.contested_by is not None:
+        rows.append(("newer fact", f"{m.contested_by} may replace it"))
     for name, value in rows:
         table.add_row(name, Text(value))
     return table

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select
 
-from ..keywords import index_terms
+from ..keywords import memory_terms
 from ..transfer import ExportData, ParsedExport
 from . import sql as q
 from . import sql_vectors as vq
@@ -155,7 +155,9 @@ def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list
                 **row,
                 "namespace": namespace,
                 "content_hash": q.content_hash(m.content),
-                "terms": index_terms((m.content, m.interpreted_content)),
+                "terms": memory_terms(
+                    m.content, m.interpreted_content, m.recall_terms, m.user_context
+                ),
             },
         ).scalar_one()
         if m.vector is not None:
