@@ -166,16 +166,26 @@ def query_terms(text: str, max_terms: int = _MAX_QUERY_TERMS) -> list[str]:
     """Distinct lowercase words of ``text`` worth matching, in order of appearance.
 
     Words of space-separated scripts come whole; CJK text comes as bigrams (see
-    ``cjk_bigrams``). Stop words are dropped unless nothing else is left. With more than
-    ``max_terms`` terms the longest are kept: long words are the rare ones (Zipf), which
-    carry a match, while every extra common term makes SQLite rank many more rows.
+    ``cjk_bigrams``) and each kanji alone. Stop words are dropped unless nothing else is
+    left. With more than ``max_terms`` terms the longest are kept: long words are the rare
+    ones (Zipf), which carry a match, while every extra common term makes SQLite rank many
+    more rows.
     """
-    words = list(dict.fromkeys([*_words(text), *cjk_bigrams(text)]))
+    words = list(dict.fromkeys([*_words(text), *cjk_bigrams(text), *_kanji(text)]))
     terms = [w for w in words if w not in _STOPWORDS] or words
     if len(terms) > max_terms:
         keep = set(sorted(terms, key=len, reverse=True)[:max_terms])
         terms = [t for t in terms if t in keep][:max_terms]
     return terms
+
+
+#: A kanji on its own is often a word (朝, 猫, 母); the index holds every character.
+_KANJI = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _kanji(text: str) -> list[str]:
+    """The kanji of ``text`` as terms: "朝何をする" finds "毎朝ジョギング" by 朝."""
+    return _KANJI.findall(text)
 
 
 def quote(term: str) -> str:

@@ -65,6 +65,7 @@ class Facts:
     subject: str  # "user", "other:<relation>" or "name:<name>"
     values: frozenset[str]  # numbers, codes and names it states
     adds: bool  # "also", "another": an added fact, not a replacement
+    changes: bool  # says something changed ("now", "moved", "cancelled", "back on")
 
 
 def facts_of(memory: Memory) -> Facts:
@@ -74,7 +75,7 @@ def facts_of(memory: Memory) -> Facts:
     if found is not None:
         _cache.move_to_end(key)
         return found
-    from .judges.heuristic.statement import recall_kinds, subject_of  # on use: vocabularies
+    from .judges.heuristic.statement import recall_kinds, says_change, subject_of  # on use
 
     content = memory.content[:2000]
     said = index_terms([unframed(content, memory.user_context)]).split()
@@ -90,6 +91,7 @@ def facts_of(memory: Memory) -> Facts:
         subject=subject_of(content),
         values=frozenset(v.lower() for v in _VALUE.findall(content)),
         adds=bool(_ADDS.search(content.lower())),
+        changes=says_change(content),
     )
     _cache[key] = facts
     if len(_cache) > _CACHE_SIZE:
@@ -176,9 +178,10 @@ def _newer_sibling(
         return False
     differ = bool(a.values - b.values and b.values - a.values)
     if not (a.kinds & b.kinds):
-        # the same words only make siblings of two that also name different values: two
-        # memories on one topic are more often two facts than one fact and its update
-        if not (by_words and differ):
+        # the same words only make siblings of two that also name different values, or of
+        # a newer one saying something changed: two memories on one topic are more often
+        # two facts than one fact and its update
+        if not (by_words and (differ or b.changes)):
             return False
         shared = (a.topic & b.topic) - asked
         if len(shared) < 2 or len(shared) < 0.2 * len((a.topic | b.topic) - asked):

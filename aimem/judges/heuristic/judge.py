@@ -468,6 +468,10 @@ def _standing(
     return made
 
 
+#: How much chatter a change of the same slot of the same thing may read as and still count.
+_CHANGE_DAMP = 0.75
+
+
 def _current_first(
     r: _Reading, components: dict[str, float], related: Sequence[Memory]
 ) -> dict[str, float]:
@@ -478,7 +482,7 @@ def _current_first(
     first. A change names what it changes: the same speaker and subject, and the old
     memory's slot for the same thing, or its particular as the value replaced ("from $1,450").
     """
-    mine = read(r.text) if r.damp < 0.5 else None
+    mine = read(r.text) if r.damp < _CHANGE_DAMP else None
     made = dict(components)
     if mine is None or not mine.change:
         return made
@@ -487,14 +491,14 @@ def _current_first(
     for m in related:
         old = _normalise(m.content)
         theirs = read(old)
+        same_thing = things.intersection((s.kind, p) for s in theirs.slots for p in s.param)
         if (
             m.priority_score is not None
             and theirs.subject == mine.subject
             and len({*talk.SPEAKER_LABEL.findall(old), *talk.SPEAKER_LABEL.findall(r.text)}) < 2
-            and (
-                things.intersection((s.kind, p) for s in theirs.slots for p in s.param)
-                or replaced & talk.particulars(_unlabelled(old))
-            )
+            # a terse change of the same slot of the same thing reads like chatter; a
+            # replaced particular alone must not be chatter
+            and (same_thing or (r.damp < 0.5 and replaced & talk.particulars(_unlabelled(old))))
             and _max_similarity(r.text, [m]) < 0.9  # a repeat is no change
         ):
             made = {k: max(v, getattr(m, k) or 0.0) for k, v in made.items()}

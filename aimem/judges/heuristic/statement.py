@@ -37,6 +37,7 @@ __all__ = [
     "recall_kinds",
     "recall_terms",
     "restate",
+    "says_change",
     "slot_terms",
     "subject_of",
 ]
@@ -51,7 +52,8 @@ _RECALL_WORDS: dict[str, tuple[str, str]] = {
         "住まい 住んでいる 住所 拠点 引っ越し",
     ),
     "job": (
-        "job work works working occupation career employer company role profession",
+        # "What does the user do?" has no other word than its verb
+        "job work works working occupation career employer company role profession do does",
         "仕事 職業 勤務先 職種 会社",
     ),
     "dose": ("medication medicine takes dose dosage prescription", "服薬 薬 用量 処方"),
@@ -186,6 +188,15 @@ def subject_of(text: str) -> str:
         return _subject(text, low, bool(CJK_RUN.search(low)))
     except Exception:
         return "user"
+
+
+def says_change(text: str) -> bool:
+    """Whether ``text`` says something changed, ended or resumed, as ``read`` would say.
+
+    Three patterns, not a whole reading: cheap enough for every search hit.
+    """
+    low = text[:READ_CHARS].lower()
+    return bool(sv.CHANGE.search(low) or sv.END.search(low) or sv.RESUME.search(low))
 
 
 def _original(text: str) -> str:
