@@ -27,6 +27,8 @@ from typing import TypeVar
 
 from .keywords import index_terms, memory_terms, unframed
 from .models import Memory
+from .stemmer import stem
+from .third_person import speaker_label
 
 __all__ = ["Facts", "about_someone_else", "current_first", "facts_of"]
 
@@ -38,12 +40,16 @@ _cache: OrderedDict[tuple[str, int], Facts] = OrderedDict()
 
 #: Words every memory may share: they show nothing about being the same thing.
 _COMMON = frozenset(
-    "a an and are as at be been but by can could day do does did for from get got go going "
-    "had has have he her him his how i if in into is it its just like me more my no not now "
-    "of on one or our out really she so some still than that the their them then there they "
-    "this time to too up us very was we well went were what when where which who why will "
-    "with would you your today yesterday tomorrow week month year ago last next new old "
-    "also lot much many thing things".split()
+    stem(w)
+    for w in (
+        "a an and are as at be been but by can could day do does did for from get got go going "
+        "had has have he her him his how i if in into is it its just like me more my no not now "
+        "of on one or our out really she so some still than that the their them then there they "
+        "this time to too up us very was we well went were what when where which who why will "
+        "with would you your today yesterday tomorrow week month year ago last next new old "
+        "also lot much many thing things about actually already any anything ve re ll d s t m "
+        "should keep see make made been being am ok okay lol tbh honestly"
+    ).split()
 )
 _VALUE = re.compile(
     r"\d+(?:[.,:/]\d+)*|\b[a-z]*\d+[a-z0-9]*\b|(?<=[a-z0-9,'’)] )[A-Z][\w'’-]+|[ァ-ヴー]{2,}"
@@ -88,7 +94,7 @@ def facts_of(memory: Memory) -> Facts:
         terms=terms,
         topic=frozenset(t for t in said if t not in _COMMON and len(t) > 1),
         kinds=recall_kinds(memory.recall_terms) & _SINGLE_VALUED,
-        subject=subject_of(content),
+        subject=_whose(content, subject_of),
         values=frozenset(v.lower() for v in _VALUE.findall(content)),
         adds=bool(_ADDS.search(content.lower())),
         changes=says_change(content),
@@ -97,6 +103,12 @@ def facts_of(memory: Memory) -> Facts:
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
     return facts
+
+
+def _whose(content: str, subject_of: Callable[[str], str]) -> str:
+    """Whose fact: in a transcript each speaker's "I" is their own ("Caroline: I ...")."""
+    speaker, said = speaker_label(content)
+    return subject_of(said) if not speaker else f"{speaker.lower()}/{subject_of(said)}"
 
 
 def about_someone_else(query: str, user_context: str | None = None) -> bool:
@@ -183,8 +195,9 @@ def _newer_sibling(
         # two facts than one fact and its update
         if not (by_words and (differ or b.changes)):
             return False
-        shared = (a.topic & b.topic) - asked
-        if len(shared) < 2 or len(shared) < 0.2 * len((a.topic | b.topic) - asked):
+        shared = a.topic & b.topic
+        overlap = len(shared) / max(1, min(len(a.topic), len(b.topic)))
+        if not ((len(shared) >= 2 and overlap >= 0.4) or (shared and overlap >= 0.5 and b.changes)):
             return False
     if differ:
         marks[older.id] = newer.id
