@@ -16,7 +16,7 @@ import importlib
 import typing
 
 if typing.TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__
-    from .embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
+    from .embeddings import Embedder, LocalEmbedder, MultilingualEmbedder, OpenAIEmbedder
     from .exceptions import (
         AimemError,
         AmbiguousIdError,
@@ -68,6 +68,7 @@ __all__ = [
     "LocalEmbedder",
     "Memory",
     "MemoryStore",
+    "MultilingualEmbedder",
     "NotFoundError",
     "OpenAIEmbedder",
     "OpenAIJudge",
@@ -86,7 +87,9 @@ __all__ = [
 
 #: Public name -> the submodule that defines it.
 _SOURCES = {
-    **dict.fromkeys(("Embedder", "LocalEmbedder", "OpenAIEmbedder"), ".embeddings"),
+    **dict.fromkeys(
+        ("Embedder", "LocalEmbedder", "MultilingualEmbedder", "OpenAIEmbedder"), ".embeddings"
+    ),
     **dict.fromkeys(
         (
             "AimemError",
