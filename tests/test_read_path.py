@@ -337,3 +337,11 @@ def test_recall_terms_and_contested_links_survive_export_and_import(
         assert "residence" in other.get(new.id).recall_terms.split()
         hits = other.search("What is the user's address?")  # only the recall terms say so
         assert [h.memory.id for h in hits] == [new.id, old.id]
+
+
+def test_a_way_of_eating_answers_a_question_about_diet(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=aimem.HeuristicJudge()) as store:
+        store.save("I'm vegetarian.")
+        store.save("My husband has gone vegan for January.")
+        hits = store.search("What diet does the user follow?")
+        assert _contents(hits)[0] == "I'm vegetarian."

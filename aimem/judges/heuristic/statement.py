@@ -81,6 +81,15 @@ def fills_slot(text: str) -> bool:
         return False
 
 
+#: A way of eating: "What diet does the user follow?" shares no word with "I'm vegetarian".
+_DIET = re.compile(
+    r"\b(?:vegetarian|vegan|pescatarian|pescetarian|gluten[- ]free|dairy[- ]free|lactose"
+    r"|halal|kosher|keto|paleo|plant[- ]based|teetotal|teetotaler|coeliac|celiac)\b"
+    r"|ベジタリアン|ヴィーガン|ビーガン|菜食|グルテンフリー|乳糖"
+)
+_DIET_WORDS = ("diet eats eating food meals", "食事 食生活 食べ物")
+
+
 def recall_terms(content: str) -> str:
     """The words questions about ``content``'s slots use, in English and Japanese ("" if none).
 
@@ -92,7 +101,10 @@ def recall_terms(content: str) -> str:
         kinds = {slot.kind for slot in read(" ".join(sv.CONTROL.sub(" ", text).split())).slots}
     except Exception:
         return ""
-    return " ".join(" ".join(words) for kind, words in _RECALL_WORDS.items() if kind in kinds)
+    words = [" ".join(words) for kind, words in _RECALL_WORDS.items() if kind in kinds]
+    if _DIET.search(text.lower()):
+        words.append(" ".join(_DIET_WORDS))
+    return " ".join(words)
 
 
 def recall_kinds(terms: str) -> frozenset[str]:
