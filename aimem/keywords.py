@@ -117,7 +117,10 @@ def memory_terms(
     and the words that help recall it (a slot's synonyms: "residence live home"), which
     are indexed but never shown.
     """
-    return index_terms((content, unframed(interpretation, user_context), recall_terms))
+    said = index_terms((content, unframed(interpretation, user_context)))
+    # a slot's words stem alike ("live", "lives", "living"): each counts once, as a hint
+    recall = " ".join(dict.fromkeys(index_terms([recall_terms]).split()))
+    return f"{said} {recall}" if said and recall else said or recall
 
 
 def search_terms(query: str, user_context: str | None = None) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
 from . import display
 from .scoring import COMPONENT_MAX, priority_from
@@ -128,6 +128,10 @@ class Memory(BaseModel):
     contested_by: str | None = None
     #: Words that help find it (a slot's synonyms), indexed but never shown.
     recall_terms: str = Field(default="", repr=False)
+    #: Its keyword index terms as stored (stemmed; ``keywords.memory_terms``), set by the
+    #: storage layer: a hit's relevance is judged without stemming it again. Not a field:
+    #: derived, so never dumped, exported or compared.
+    _terms: str = PrivateAttr(default="")
 
     @property
     def archived(self) -> bool:

@@ -159,11 +159,10 @@ class Retriever:
                 "Semantic search needs an embedder: pass embedder=aimem.LocalEmbedder() "
                 "or aimem.OpenAIEmbedder(), or search with mode='keyword'"
             )
-        # Fusion needs candidates well beyond the limit; a single list a few, for a newer
-        # sibling just past the limit (a keyword hit shares a word with the query, so the
-        # floor seldom leaves one out).
+        # Fusion needs candidates well beyond the limit; a single list does not (a keyword
+        # hit shares a word with the query, so the floor seldom leaves one out).
         fused = mode == "hybrid" and self.embedder is not None
-        pool = max(limit + _SIBLING_REACH, CANDIDATES) if fused else limit + _SIBLING_REACH
+        pool = max(limit + _SIBLING_REACH, CANDIDATES) if fused else limit
         keyword: list[tuple[Memory, float]] = []
         semantic: list[tuple[Memory, float]] = []
         if mode != "semantic":

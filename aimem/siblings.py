@@ -23,9 +23,10 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeVar
 
-from .keywords import index_terms, memory_terms, unframed
+from .keywords import index_terms, memory_terms
 from .models import Memory
 from .stemmer import stem
 from .third_person import speaker_label
@@ -66,7 +67,7 @@ class Facts:
     """What the ordering needs to know about one memory, read once."""
 
     terms: frozenset[str]  # its index terms: content, unframed interpretation, recall terms
-    topic: frozenset[str]  # the user's words that say what it is about (no common words)
+    topic: frozenset[str]  # its own words (no recall words, no common ones): what it is about
     kinds: frozenset[str]  # the single-valued slots it fills (a residence, a job, ...)
     subject: str  # "user", "other:<relation>" or "name:<name>"
     values: frozenset[str]  # numbers, codes and names it states
@@ -84,15 +85,14 @@ def facts_of(memory: Memory) -> Facts:
     from .judges.heuristic.statement import recall_kinds, says_change, subject_of  # on use
 
     content = memory.content[:2000]
-    said = index_terms([unframed(content, memory.user_context)]).split()
-    terms = frozenset(
-        memory_terms(
-            memory.content, memory.interpreted_content, memory.recall_terms, memory.user_context
-        ).split()
+    stored = memory._terms or memory_terms(
+        memory.content, memory.interpreted_content, memory.recall_terms, memory.user_context
     )
+    terms = frozenset(stored.split())
+    recall = _recall_stems(memory.recall_terms)
     facts = Facts(
         terms=terms,
-        topic=frozenset(t for t in said if t not in _COMMON and len(t) > 1),
+        topic=frozenset(t for t in terms - recall if t not in _COMMON and len(t) > 1),
         kinds=recall_kinds(memory.recall_terms) & _SINGLE_VALUED,
         subject=_whose(content, subject_of),
         values=frozenset(v.lower() for v in _VALUE.findall(content)),
@@ -105,21 +105,35 @@ def facts_of(memory: Memory) -> Facts:
     return facts
 
 
+@lru_cache(maxsize=256)
+def _recall_stems(recall_terms: str) -> frozenset[str]:
+    """The index terms recall words add: not what the memory itself says."""
+    return frozenset(index_terms([recall_terms]).split())
+
+
 def _whose(content: str, subject_of: Callable[[str], str]) -> str:
     """Whose fact: in a transcript each speaker's "I" is their own ("Caroline: I ...")."""
     speaker, said = speaker_label(content)
     return subject_of(said) if not speaker else f"{speaker.lower()}/{subject_of(said)}"
 
 
-def about_someone_else(query: str, user_context: str | None = None) -> bool:
-    """Whether ``query`` asks about another person ("my sister", "Caroline"), not the user."""
+@lru_cache(maxsize=1)
+def _relatives() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The relatives a question may name ("my sister", 母は), compiled once on first use."""
     from .judges.heuristic import slots as sv  # on use: its vocabularies are big
 
-    low = query.lower()
-    if re.search(
-        rf"\b(?:my|our|the user's|user's|his|her|their)\s+(?:\w+\s)?(?:{sv.OTHER_PERSON_EN})\b",
-        low,
-    ) or re.search(rf"(?:{sv.OTHER_PERSON_JA})(?:の|は|が|って)", query):
+    return (
+        re.compile(
+            rf"\b(?:my|our|the user's|user's|his|her|their)\s+(?:\w+\s)?(?:{sv.OTHER_PERSON_EN})\b"
+        ),
+        re.compile(rf"(?:{sv.OTHER_PERSON_JA})(?:の|は|が|って)"),
+    )
+
+
+def about_someone_else(query: str, user_context: str | None = None) -> bool:
+    """Whether ``query`` asks about another person ("my sister", "Caroline"), not the user."""
+    english, japanese = _relatives()
+    if english.search(query.lower()) or japanese.search(query):
         return True
     name = (user_context or "").lower()
     for m in re.finditer(r"(?<=\S )[A-Z][a-z][\w'’-]*", query):

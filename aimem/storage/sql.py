@@ -191,13 +191,15 @@ class SearchFilters:
 def memory_of(row: RowMapping | Mapping[str, Any]) -> Memory:
     """A row as a ``Memory``; a damaged row is a StorageError naming fields, never values."""
     try:
-        return Memory.model_validate(dict(row))
+        memory = Memory.model_validate(dict(row))
     except PydanticValidationError as exc:
         fields = sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]})
         raise StorageError(
             f"Memory {str(row.get('id'))[:40]!r} in the database is damaged ({', '.join(fields)}"
             "): restore it from an export or a backup, or delete it"
         ) from None
+    memory._terms = str(row.get("terms") or "")  # what search judges relevance by
+    return memory
 
 
 def select_memories() -> Any:
