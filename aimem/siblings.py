@@ -22,8 +22,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TypeVar
 
 from .keywords import index_terms, memory_terms
@@ -62,17 +61,58 @@ _SINGLE_VALUED = frozenset(
 _ADDS = re.compile(r"\b(?:also|too|another|as well|in addition|additionally)\b|も(?:[、。]|$)")
 
 
-@dataclass(frozen=True, slots=True)
 class Facts:
-    """What the ordering needs to know about one memory, read once."""
+    """What the ordering needs to know about one memory, each part read when first needed.
 
-    terms: frozenset[str]  # its index terms: content, unframed interpretation, recall terms
-    topic: frozenset[str]  # its own words (no recall words, no common ones): what it is about
-    kinds: frozenset[str]  # the single-valued slots it fills (a residence, a job, ...)
-    subject: str  # "user", "other:<relation>" or "name:<name>"
-    values: frozenset[str]  # numbers, codes and names it states
-    adds: bool  # "also", "another": an added fact, not a replacement
-    changes: bool  # says something changed ("now", "moved", "cancelled", "back on")
+    Every judged hit needs its terms (relevance) and most its subject (whose fact); only
+    the few compared as siblings need the rest.
+    """
+
+    def __init__(self, memory: Memory) -> None:
+        self._content = memory.content[:2000]
+        self._recall = memory.recall_terms
+        stored = memory._terms or memory_terms(
+            memory.content, memory.interpreted_content, memory.recall_terms, memory.user_context
+        )
+        #: Its index terms: content, unframed interpretation, recall terms.
+        self.terms = frozenset(stored.split())
+
+    @cached_property
+    def topic(self) -> frozenset[str]:
+        """Its own words (no recall words, no common ones): what it is about."""
+        own = self.terms - _recall_stems(self._recall)
+        return frozenset(t for t in own if t not in _COMMON and len(t) > 1)
+
+    @cached_property
+    def kinds(self) -> frozenset[str]:
+        """The single-valued slots it fills (a residence, a job, ...)."""
+        from .judges.heuristic.statement import recall_kinds  # on use: vocabularies
+
+        return recall_kinds(self._recall) & _SINGLE_VALUED
+
+    @cached_property
+    def subject(self) -> str:
+        """``"user"``, ``"other:<relation>"`` or ``"name:<name>"``, by speaker in a transcript."""
+        from .judges.heuristic.statement import subject_of  # on use: vocabularies
+
+        return _whose(self._content, subject_of)
+
+    @cached_property
+    def values(self) -> frozenset[str]:
+        """The numbers, codes and names it states."""
+        return frozenset(v.lower() for v in _VALUE.findall(self._content))
+
+    @cached_property
+    def adds(self) -> bool:
+        """An added fact ("also", "another"), not a replacement."""
+        return bool(_ADDS.search(self._content.lower()))
+
+    @cached_property
+    def changes(self) -> bool:
+        """Says something changed ("now", "moved", "cancelled", "back on")."""
+        from .judges.heuristic.statement import says_change  # on use: vocabularies
+
+        return says_change(self._content)
 
 
 def facts_of(memory: Memory) -> Facts:
@@ -82,23 +122,7 @@ def facts_of(memory: Memory) -> Facts:
     if found is not None:
         _cache.move_to_end(key)
         return found
-    from .judges.heuristic.statement import recall_kinds, says_change, subject_of  # on use
-
-    content = memory.content[:2000]
-    stored = memory._terms or memory_terms(
-        memory.content, memory.interpreted_content, memory.recall_terms, memory.user_context
-    )
-    terms = frozenset(stored.split())
-    recall = _recall_stems(memory.recall_terms)
-    facts = Facts(
-        terms=terms,
-        topic=frozenset(t for t in terms - recall if t not in _COMMON and len(t) > 1),
-        kinds=recall_kinds(memory.recall_terms) & _SINGLE_VALUED,
-        subject=_whose(content, subject_of),
-        values=frozenset(v.lower() for v in _VALUE.findall(content)),
-        adds=bool(_ADDS.search(content.lower())),
-        changes=says_change(content),
-    )
+    facts = Facts(memory)
     _cache[key] = facts
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
@@ -148,13 +172,11 @@ def current_first(
     memory: Callable[[T], Memory],
     *,
     window: int,
-    asked: frozenset[str] = frozenset(),
     by_words: bool = True,
 ) -> tuple[list[T], dict[str, str]]:
     """``items`` with each newer sibling moved just above its older one (module docstring).
 
-    Only the first ``window`` items are compared, each pair once; ``asked`` are the
-    query's stemmed terms (every hit shares those, so they show no sibling). Without
+    Only the first ``window`` items are compared, each pair once. Without
     ``by_words`` only a save's contest or the same single-valued slot makes siblings (a
     list by priority, which no query narrowed to one topic). Returns the new order and
     ``{older id: newer id}`` for the olders that are marked.
@@ -168,7 +190,7 @@ def current_first(
             older, newer = (
                 (a, b) if (a[0].created_at, a[0].id) < (b[0].created_at, b[0].id) else (b, a)
             )
-            if _newer_sibling(older, newer, asked, marks, by_words):
+            if _newer_sibling(older, newer, marks, by_words):
                 newer_of.setdefault(older[0].id, set()).add(newer[0].id)
     if newer_of:
         for _ in range(len(head)):  # each pass moves one newer sibling up; bounded
@@ -191,7 +213,6 @@ def current_first(
 def _newer_sibling(
     older_read: tuple[Memory, Facts],
     newer_read: tuple[Memory, Facts],
-    asked: frozenset[str],
     marks: dict[str, str],
     by_words: bool,
 ) -> bool:
@@ -200,19 +221,28 @@ def _newer_sibling(
     if older.contested_by == newer.id:
         marks[older.id] = newer.id
         return True
-    if a.subject != b.subject or b.adds:
+    if a.subject != b.subject:
         return False
-    differ = bool(a.values - b.values and b.values - a.values)
     if not (a.kinds & b.kinds):
         # the same words only make siblings of two that also name different values, or of
         # a newer one saying something changed: two memories on one topic are more often
         # two facts than one fact and its update
-        if not (by_words and (differ or b.changes)):
+        if not by_words:
             return False
         shared = a.topic & b.topic
         overlap = len(shared) / max(1, min(len(a.topic), len(b.topic)))
-        if not ((len(shared) >= 2 and overlap >= 0.4) or (shared and overlap >= 0.5 and b.changes)):
+        alike = len(shared) >= 2 and overlap >= 0.4
+        if not (alike or (shared and overlap >= 0.5 and b.changes)):
             return False
-    if differ:
+        if not (b.changes or _differ(a, b)):
+            return False
+    if b.adds:
+        return False
+    if _differ(a, b):
         marks[older.id] = newer.id
     return True
+
+
+def _differ(a: Facts, b: Facts) -> bool:
+    """Each names a value (a number, code or name) the other does not."""
+    return bool(a.values - b.values and b.values - a.values)
