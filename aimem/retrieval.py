@@ -183,7 +183,7 @@ class Retriever:
         )
         asked = [stem(t) for t in search_terms(query, filters.user_context)]
         hits = self._judged(query, asked, ranked, semantic, filters, min_relevance, limit, explain)
-        return self._current_first(hits, limit)
+        return self._current_first(hits, limit, frozenset(asked))
 
     def _judged(
         self,
@@ -233,7 +233,9 @@ class Retriever:
         judged.sort(key=lambda h: (-h.score, h.memory.id))
         return judged
 
-    def _current_first(self, hits: list[SearchHit], limit: int) -> list[SearchHit]:
+    def _current_first(
+        self, hits: list[SearchHit], limit: int, asked: frozenset[str]
+    ) -> list[SearchHit]:
         """The newer of two siblings above the older, which is marked (``siblings``).
 
         Among the candidates that cleared the floor: a newer sibling just past the limit
@@ -242,7 +244,7 @@ class Retriever:
         from .siblings import current_first
 
         top = hits[: limit + _SIBLING_REACH]
-        ordered, marks = current_first(top, lambda h: h.memory, window=len(top))
+        ordered, marks = current_first(top, lambda h: h.memory, window=len(top), asked=asked)
         shown = ordered[:limit]
         # Scores stay in the order shown: a newer sibling moved up gets just above the older
         # one's score, the lift shown in its explanation as "current_first".

@@ -48,7 +48,7 @@ _COMMON = frozenset(
         "this time to too up us very was we well went were what when where which who why will "
         "with would you your today yesterday tomorrow week month year ago last next new old "
         "also lot much many thing things about actually already any anything ve re ll d s t m "
-        "should keep see make made been being am ok okay lol tbh honestly"
+        "should keep see make made been being am ok okay lol tbh honestly user"
     ).split()
 )
 _VALUE = re.compile(
@@ -58,7 +58,18 @@ _VALUE = re.compile(
 _SINGLE_VALUED = frozenset(
     {"residence", "job", "relationship", "commute", "work hours", "birthday"}
 )
-_ADDS = re.compile(r"\b(?:also|too|another|as well|in addition|additionally)\b|も(?:[、。]|$)")
+_ADDS = re.compile(
+    r"\b(?:also|too|another(?! (?:go|try|chance|shot|attempt|round)\b)|as well|in addition|"
+    r"additionally)\b|も(?:[、。]|$)"
+)
+#: A state begun or moved on, in words too loose for supersession but plain enough to put the
+#: newer of two memories a question found together first: "adopted a greyhound", "deferred
+#: the master's", "transferred to a private school", 転校した, 延びた.
+_MOVED_ON = re.compile(
+    r"\b(?:adopted|bought|got (?:a|an|my|our)|started|began|joined|signed up|enrolled|took up|"
+    r"deferred|postponed|passed|converted|transferred|graduated|finished|completed)\b|"
+    r"転校|転職|転勤|転居|引っ越|生まれ|延び|始め|入会|入学|買った|飼い始|合格|修了|なった"
+)
 
 
 class Facts:
@@ -113,6 +124,23 @@ class Facts:
         from .judges.heuristic.statement import says_change  # on use: vocabularies
 
         return says_change(self._content)
+
+    @cached_property
+    def moved_on(self) -> bool:
+        """Says something changed, or began or moved on ("adopted", "deferred", 転校)."""
+        return self.changes or bool(_MOVED_ON.search(self._content.lower()))
+
+    @cached_property
+    def named(self) -> frozenset[str]:
+        """In a transcript, the index terms of its speaker and the names it states.
+
+        Every turn of one speaker shares them, so they say nothing of a shared topic there.
+        """
+        speaker, _ = speaker_label(self._content)
+        if not speaker:
+            return frozenset()
+        names = [v for v in self.values if not v.isdigit()]
+        return frozenset(index_terms([" ".join([*names, speaker])]).split())
 
 
 def facts_of(memory: Memory) -> Facts:
@@ -173,13 +201,16 @@ def current_first(
     *,
     window: int,
     by_words: bool = True,
+    asked: frozenset[str] = frozenset(),
 ) -> tuple[list[T], dict[str, str]]:
     """``items`` with each newer sibling moved just above its older one (module docstring).
 
     Only the first ``window`` items are compared, each pair once. Without
     ``by_words`` only a save's contest or the same single-valued slot makes siblings (a
-    list by priority, which no query narrowed to one topic). Returns the new order and
-    ``{older id: newer id}`` for the olders that are marked.
+    list by priority, which no query narrowed to one topic). ``asked``, the question's
+    index terms, narrows the topic: two memories of one subject that share a word the
+    question asked about are siblings when the newer says it changed or moved on. Returns
+    the new order and ``{older id: newer id}`` for the olders that are marked.
     """
     head = list(items[:window])
     read = [(m, facts_of(m)) for m in (memory(item) for item in head)]
@@ -190,7 +221,7 @@ def current_first(
             older, newer = (
                 (a, b) if (a[0].created_at, a[0].id) < (b[0].created_at, b[0].id) else (b, a)
             )
-            if _newer_sibling(older, newer, marks, by_words):
+            if _newer_sibling(older, newer, marks, by_words, asked):
                 newer_of.setdefault(older[0].id, set()).add(newer[0].id)
     if newer_of:
         for _ in range(len(head)):  # each pass moves one newer sibling up; bounded
@@ -215,6 +246,7 @@ def _newer_sibling(
     newer_read: tuple[Memory, Facts],
     marks: dict[str, str],
     by_words: bool,
+    asked: frozenset[str],
 ) -> bool:
     """Whether ``newer`` states the same thing as ``older``, later; marks ``older`` if so."""
     (older, a), (newer, b) = older_read, newer_read
@@ -232,15 +264,25 @@ def _newer_sibling(
         shared = a.topic & b.topic
         overlap = len(shared) / max(1, min(len(a.topic), len(b.topic)))
         alike = len(shared) >= 2 and overlap >= 0.4
-        if not (alike or (shared and overlap >= 0.5 and b.changes)):
-            return False
-        if not (b.changes or _differ(a, b)):
+        by_topic = (alike or (shared and overlap >= 0.5 and b.changes)) and (
+            b.changes or _differ(a, b)
+        )
+        if not (by_topic or (b.moved_on and _asked_of_both(a, b, asked))):
             return False
     if b.adds:
         return False
     if _differ(a, b):
         marks[older.id] = newer.id
     return True
+
+
+def _asked_of_both(a: Facts, b: Facts, asked: frozenset[str]) -> bool:
+    """Whether both hold a word the question asked about, its own to one of them.
+
+    A name or a speaker is no such word: in a transcript every turn of one speaker shares it.
+    """
+    shared = (a.terms & b.terms & asked) - a.named - b.named - _COMMON
+    return any(t in a.topic or t in b.topic for t in shared)
 
 
 def _differ(a: Facts, b: Facts) -> bool:
