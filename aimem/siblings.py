@@ -261,7 +261,7 @@ def _newer_sibling(
         # two facts than one fact and its update
         if not by_words:
             return False
-        shared = a.topic & b.topic
+        shared = a.topic & b.topic - a.named - b.named
         overlap = len(shared) / max(1, min(len(a.topic), len(b.topic)))
         alike = len(shared) >= 2 and overlap >= 0.4
         by_topic = (alike or (shared and overlap >= 0.5 and b.changes)) and (

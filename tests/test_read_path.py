@@ -182,6 +182,34 @@ def test_siblings_are_ordered_even_when_no_save_linked_them(db_url: str) -> None
         assert hits[1].conflicts_with == new.id
 
 
+def test_a_question_narrows_siblings_to_what_it_asks_about(db_url: str) -> None:
+    # the two share few words ("pottery course"), but the question asks about exactly
+    # those, and the newer says it moved on: it answers first
+    with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
+        old = store.save("I'm taking the evening pottery course on Tuesdays.")
+        new = store.save("I deferred the pottery course until spring.")
+        hits = store.search("Is the user taking a pottery course on Tuesdays?")
+        assert [h.memory.id for h in hits][:2] == [new.id, old.id]
+
+
+def test_giving_it_another_go_is_no_added_fact(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
+        old = store.save("Ana and I split up in March, after the wedding plans fell apart.")
+        new = store.save("Ana and I are back together, giving it another go.")
+        hits = store.search("Did the user and Ana split up after the wedding plans?")
+        assert [h.memory.id for h in hits][:2] == [new.id, old.id]
+
+
+def test_a_speakers_name_is_no_shared_topic(db_url: str) -> None:
+    # every turn of one speaker names her: neither the question naming her nor the two
+    # turns sharing her name make them one fact
+    with aimem.MemoryStore(db_url, judge=aimem.HeuristicJudge()) as store:
+        old = store.save("Caroline: I went to a pottery workshop with my kids.")
+        new = store.save("Caroline: I started a new job at the library.")
+        hits = store.search("What did Caroline make at the pottery workshop?")
+        assert [h.memory.id for h in hits][:2] == [old.id, new.id]
+
+
 def test_an_added_fact_is_no_conflict(db_url: str) -> None:
     with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
         store.save("I have a dog named Max.")
