@@ -131,16 +131,20 @@ class Facts:
         return self.changes or bool(_MOVED_ON.search(self._content.lower()))
 
     @cached_property
+    def speaker(self) -> str | None:
+        """Who said it, when it is a transcript's turn ("Caroline: ...")."""
+        return speaker_label(self._content)[0]
+
+    @cached_property
     def named(self) -> frozenset[str]:
         """In a transcript, the index terms of its speaker and the names it states.
 
         Every turn of one speaker shares them, so they say nothing of a shared topic there.
         """
-        speaker, _ = speaker_label(self._content)
-        if not speaker:
+        if not self.speaker:
             return frozenset()
         names = [v for v in self.values if not v.isdigit()]
-        return frozenset(index_terms([" ".join([*names, speaker])]).split())
+        return frozenset(index_terms([" ".join([*names, self.speaker])]).split())
 
 
 def facts_of(memory: Memory) -> Facts:
@@ -277,11 +281,15 @@ def _newer_sibling(
 
 
 def _asked_of_both(a: Facts, b: Facts, asked: frozenset[str]) -> bool:
-    """Whether both hold a word the question asked about, its own to one of them.
+    """Whether both state facts and hold a word the question asked about, its own to one.
 
-    A name or a speaker is no such word: in a transcript every turn of one speaker shares it.
+    Not for a transcript's turns: a conversation comes back to a topic in passing, and its
+    newer turn on it is no newer fact (on LoCoMo, reading turns this way put the older
+    evidence below chatter: hybrid MRR@10 40 -> 34).
     """
-    shared = (a.terms & b.terms & asked) - a.named - b.named - _COMMON
+    if a.speaker or b.speaker:
+        return False
+    shared = (a.terms & b.terms & asked) - _COMMON
     return any(t in a.topic or t in b.topic for t in shared)
 
 

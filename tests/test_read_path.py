@@ -200,12 +200,13 @@ def test_giving_it_another_go_is_no_added_fact(db_url: str) -> None:
         assert [h.memory.id for h in hits][:2] == [new.id, old.id]
 
 
-def test_a_speakers_name_is_no_shared_topic(db_url: str) -> None:
-    # every turn of one speaker names her: neither the question naming her nor the two
-    # turns sharing her name make them one fact
+def test_a_transcripts_turns_are_not_narrowed_by_the_question(db_url: str) -> None:
+    # a conversation comes back to a topic in passing; and every turn of one speaker names
+    # her, so neither the question naming her nor the two turns sharing her name make them
+    # one fact
     with aimem.MemoryStore(db_url, judge=aimem.HeuristicJudge()) as store:
         old = store.save("Caroline: I went to a pottery workshop with my kids.")
-        new = store.save("Caroline: I started a new job at the library.")
+        new = store.save("Caroline: I started a new pottery class at the library.")
         hits = store.search("What did Caroline make at the pottery workshop?")
         assert [h.memory.id for h in hits][:2] == [old.id, new.id]
 
