@@ -5,7 +5,9 @@ judge was unsure, or a restore kept the old one), a search for "Where does the u
 live?" must answer with the newer. Two memories are *siblings* when they state the same
 subject's facts about the same thing: the same person (read as supersession reads it,
 ``subject_of``) and enough of the same words, recall terms included (two residences
-share "residence live home ..." however differently they are worded). Among siblings
+share "residence live home ..." however differently they are worded), or two stated facts
+that both hold a word the question asked about, the newer saying it changed or moved on
+("I deferred the pottery course"; never a transcript's turns). Among siblings
 in a result list the newer ranks first; the older is marked ``conflicts_with`` the newer
 when each names a value the other does not (numbers, codes, names) or when a save said so
 (``Memory.contested_by``). This only reorders and marks: nothing is archived.
