@@ -72,7 +72,7 @@ STOPPED_JA = "(?<!痛み)(?<!咳)(?<!酔い)(?<!日焼け)(?<!下痢)(?<!かゆ�
 #: 付き合う as dating, not 付き合い as a long acquaintance ("高校からの付き合い").
 DATING_JA = "付き合(?!い[がはもの。、]|いで|いが長)"
 FIRST_PERSON = rx(
-    r"i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|we'll|our|ours|us",
+    r"i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|we'll|our|ours|us",
     ja="私|わたし|僕|ぼく|俺|おれ|自分|あたし|うちの|我が家|家では",
 )
 USER_REF = rx(
@@ -91,7 +91,7 @@ _WHEN_BOOKED = (
 IMPLIED_SUBJECT_EN = re.compile(
     r"^\W*(?:just |really |finally |still |also |recently |now |already )?"
     r"(?:got|gotten|gonna|going|went|found|had|has|have|was|been|started|starting|finished|"
-    r"moved|moving|bought|lost|quit|thinking|planning|trying|working|learning|training|"
+    r"moved|moving|bought|lost|quit|thinking|planning|trying|working|learning|training|haven't|havent|"
     r"feeling|heading|prefers?|likes?|loves?|enjoys?|hates?|uses?|using|lives?|living|works?|"
     r"studying|studies|can't|cannot|need|needs|want|wants|hoping|saving|married|engaged|"
     r"divorced|diagnosed|allergic|retired|pregnant|turned|turning|clicked|picked|watched|"

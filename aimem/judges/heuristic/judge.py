@@ -110,6 +110,9 @@ _WEIGHTY = frozenset(
 #: Cues only ever noted about a person, so they imply the user without an "I"
 #: ("Latex allergy, a bad one."); "can't fly" or "prefers shade" may be about anything.
 _ABOUT_SOMEONE = _WEIGHTY - {"constraint"}
+#: Cues of one's own arrangements: said to a personal memory with no one named, they are
+#: the user's (a routine, a plan), as a dated note is.
+_OWN_ARRANGEMENTS = frozenset({"routine", "plan"})
 
 
 _MAX_ANALYSED = 2000
@@ -286,6 +289,10 @@ def _personal(low: str, cues: dict[str, float], user_context: str | None) -> flo
         vocab.WORLD_FACT.search(low) or vocab.THIRD_PERSON.search(low)
     ):
         return 0.75  # "Flight to Lisbon on May 2.", "車検は7月12日です。": a note of one's own
+    if _OWN_ARRANGEMENTS & cues.keys() and not (
+        vocab.WORLD_FACT.search(low) or vocab.THIRD_PERSON.search(low)
+    ):
+        return 0.75  # "Book club meets on the first Thursday.", "The renovation budget is £18k."
     if "family" in cues or "family name" in cues:
         return 0.8
     if _ABOUT_SOMEONE & cues.keys() and not vocab.WORLD_FACT.search(low):
