@@ -110,10 +110,8 @@ _WEIGHTY = frozenset(
 #: Cues only ever noted about a person, so they imply the user without an "I"
 #: ("Latex allergy, a bad one."); "can't fly" or "prefers shade" may be about anything.
 _ABOUT_SOMEONE = _WEIGHTY - {"constraint"}
-#: Cues of one's own arrangements: said to a personal memory with no one named, they are
-#: the user's (a routine, a plan), as a dated note is.
+#: Cues of one's own arrangements: with no one named, the user's, as a dated note is.
 _OWN_ARRANGEMENTS = frozenset({"routine", "plan"})
-
 
 _MAX_ANALYSED = 2000
 
@@ -285,14 +283,12 @@ def _personal(low: str, cues: dict[str, float], user_context: str | None) -> flo
         return 0.95
     if vocab.IMPLIED_SUBJECT_EN.search(low):
         return 0.9
-    if talk.DAY.search(low) and not (
+    # a note of one's own: dated ("Flight to Lisbon on May 2.", "車検は7月12日です。"), or a
+    # routine or plan with no one named ("Book club meets on the first Thursday.")
+    if (talk.DAY.search(low) or _OWN_ARRANGEMENTS & cues.keys()) and not (
         vocab.WORLD_FACT.search(low) or vocab.THIRD_PERSON.search(low)
     ):
-        return 0.75  # "Flight to Lisbon on May 2.", "車検は7月12日です。": a note of one's own
-    if _OWN_ARRANGEMENTS & cues.keys() and not (
-        vocab.WORLD_FACT.search(low) or vocab.THIRD_PERSON.search(low)
-    ):
-        return 0.75  # "Book club meets on the first Thursday.", "The renovation budget is £18k."
+        return 0.75
     if "family" in cues or "family name" in cues:
         return 0.8
     if _ABOUT_SOMEONE & cues.keys() and not vocab.WORLD_FACT.search(low):

@@ -205,8 +205,8 @@ JOB_TITLE = (
 )
 JOB_STATE = re.compile(
     rx(
-        r"work as|works as|working as|worked as|work at|works at|working at|work for|"
-        r"works for|working for|employed|my job|my employer|my role|my position|my title|"
+        r"(?:work|works|working)(?: (?:full|part)[- ]time)? (?:as|at|for)|worked as|"
+        r"employed|my job|my employer|my role|my position|my title|"
         r"job title|job is|freelance|freelancing|self-employed|unemployed|retired from|"
         r"i'm an? (?:\w+ ){0,3}(?:"
         + JOB_TITLE
