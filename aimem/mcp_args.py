@@ -3,11 +3,14 @@
 Annotations are evaluated here and where the tools are defined (no ``from __future__
 import annotations``): the SDK builds each tool's ``inputSchema`` from them. The bound of
 a content comes from the store's settings, so the tool modules spell that one type
-where the tools are built.
+where the tools are built. ``publish`` then makes what ``tools/list`` sends lean: a
+client reads it whole, often into a model's context.
 """
 
+import inspect
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
@@ -32,6 +35,7 @@ __all__ = [
     "When",
     "client_interpretation",
     "parse_when",
+    "publish",
     "strict",
 ]
 
@@ -154,3 +158,76 @@ def client_interpretation(
         raise ValidationError(
             "invalid client scores: " + "; ".join(e["msg"] for e in exc.errors())
         ) from None
+
+
+#: Keys whose value is a schema, a list of schemas, or a map of names to schemas.
+_SUBSCHEMA = frozenset({"items", "additionalProperties", "not"})
+_SUBSCHEMAS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+_NAMED = frozenset({"properties", "$defs"})
+_NULL = {"type": "null"}
+
+
+def _lean(schema: Any, *, output: bool) -> Any:
+    """``schema`` without pydantic's generated titles, ``anyOf [T, null]`` as ``type: [T, null]``.
+
+    An output schema also loses its defaults: a result always carries what it means.
+    """
+    if not isinstance(schema, dict):
+        return schema
+    lean: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" or (output and key == "default"):
+            continue
+        if key in _NAMED:
+            value = {name: _lean(v, output=output) for name, v in value.items()}
+        elif key in _SUBSCHEMAS:
+            value = [_lean(v, output=output) for v in value]
+        elif key in _SUBSCHEMA:
+            value = _lean(value, output=output)
+        lean[key] = value
+    options = lean.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and _NULL in options:
+        [other] = [o for o in options if o != _NULL]
+        if isinstance(other.get("type"), str) and not {"enum", "const"} & other.keys():
+            del lean["anyOf"]
+            lean = {**other, **lean, "type": [other["type"], "null"]}
+    return lean
+
+
+def _once(defs: dict[str, Any], said: set[tuple[str, str]]) -> dict[str, Any]:
+    """Shared result models with each description given once, in the first tool listed."""
+    out: dict[str, Any] = {}
+    for name, schema in defs.items():
+        schema = dict(schema)
+        if (name, "") in said:
+            schema.pop("description", None)
+        said.add((name, ""))
+        fields = {}
+        for field, spec in schema.get("properties", {}).items():
+            if (name, field) in said and "description" in spec:
+                spec = {k: v for k, v in spec.items() if k != "description"}
+            said.add((name, field))
+            fields[field] = spec
+        out[name] = schema | ({"properties": fields} if fields else {})
+    return out
+
+
+def publish(tools: Sequence[Tool]) -> list[Tool]:
+    """The tools as ``tools/list`` sends them: lean schemas, descriptions without indentation.
+
+    A result model shared by several tools (a memory, a hit) describes its fields in the
+    first tool that returns it; the others carry its shape only. Results are still checked
+    against the models themselves, so nothing here loosens what a tool may answer.
+    """
+    said: set[tuple[str, str]] = set()
+    for tool in tools:
+        tool.description = inspect.cleandoc(tool.description or "")
+        tool.parameters = _lean(tool.parameters, output=False)
+        output = tool.fn_metadata.output_schema
+        if output is not None:
+            output = _lean(output, output=True)
+            if "$defs" in output:
+                output["$defs"] = _once(output["$defs"], said)
+            tool.fn_metadata.output_schema = output
+            tool.__dict__.pop("output_schema", None)  # a cached_property: read it anew
+    return list(tools)

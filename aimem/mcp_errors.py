@@ -65,6 +65,7 @@ _PHRASES = (
         "Hugging Face cache.",
     ),
     ("raise max_content_chars", "raise AIMEM_MAX_CONTENT_CHARS"),
+    ("raise max_memories", "start the server with a higher AIMEM_MAX_MEMORIES"),
 )
 #: Whatever Python spelling is left: literals in JSON's words, calls without parentheses.
 _PATTERNS = (

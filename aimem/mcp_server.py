@@ -32,7 +32,7 @@ from mcp_types import INTERNAL_ERROR, CallToolResult, InputRequiredResult
 
 from . import __version__
 from .exceptions import NotFoundError, ValidationError
-from .mcp_args import MAX_ID_CHARS, strict
+from .mcp_args import MAX_ID_CHARS, publish, strict
 from .mcp_errors import public_message
 from .mcp_http import (
     ALLOWED_HOSTS_ENV,
@@ -46,7 +46,7 @@ from .mcp_http import (
     one_line,
     serve_http,
 )
-from .mcp_pages import Pager
+from .mcp_pages import Pager, compact
 from .mcp_reads import read_tools
 from .mcp_views import Json, memory_view
 from .mcp_writes import write_tools
@@ -57,6 +57,7 @@ __all__ = [
     "ALLOWED_HOSTS_ENV",
     "CONTEXT_CHARS",
     "MAX_ERROR_CHARS",
+    "MORE_MEMORIES",
     "TOKEN_ENV",
     "build_server",
     "run_server",
@@ -67,6 +68,11 @@ T = TypeVar("T")
 
 #: The default budget of ``instructions`` (and of every result): ``mcp_max_chars``'s default.
 CONTEXT_CHARS: int = Settings.model_fields["mcp_max_chars"].default
+#: What ``memory://memories`` says when more memories are left than its page holds.
+MORE_MEMORIES = (
+    "More memories than fit the server's character budget (AIMEM_MCP_MAX_CHARS): call "
+    "read_memory with cursor=next_cursor and detail=true for the next page."
+)
 #: The order tools are listed in: aigpt's four last, as before.
 TOOL_ORDER = (
     "save_memory",
@@ -124,12 +130,12 @@ async def _read_resource(uri: str, read: Callable[[], Awaitable[T]]) -> T:
 
 
 def _tools(store: AsyncMemoryStore, pager: Pager) -> list[Tool]:
-    """Every tool, strict about its arguments, with its result model as ``outputSchema``."""
+    """Every tool, strict about its arguments, with its result model as a lean ``outputSchema``."""
     plan = {fn.__name__: (fn, hints) for fn, hints in read_tools(store, pager)}
     plan |= {fn.__name__: (fn, hints) for fn, hints in write_tools(store, pager)}
-    return [
-        strict(Tool.from_function(plan[name][0], annotations=plan[name][1])) for name in TOOL_ORDER
-    ]
+    return publish(
+        [strict(Tool.from_function(plan[n][0], annotations=plan[n][1])) for n in TOOL_ORDER]
+    )
 
 
 def build_server(
@@ -142,11 +148,12 @@ def build_server(
     """
     budget = max_chars or store.settings.mcp_max_chars
     context_chars = context_chars or store.settings.mcp_max_chars
+    pager = Pager(budget)
     server = _AimemMCPServer(
         "aimem",
         version=__version__,
         instructions="aimem long-term memory",
-        tools=_tools(store, Pager(budget)),
+        tools=_tools(store, pager),
         log_level="WARNING",
     )
 
@@ -173,11 +180,28 @@ def build_server(
         return await _read_resource("memory://core", store.get_core)
 
     @server.resource("memory://memories", name="memories", mime_type="application/json")
-    async def memories_resource() -> list[Json]:
-        """Every active memory, most important first."""
+    async def memories_resource() -> str:
+        """The active memories, most important first, every field.
 
-        async def read() -> list[Json]:
-            return [memory_view(m, detail=True) for m in await store.list(order="priority")]
+        A JSON list when they all fit the server's character budget; otherwise the first
+        page of read_memory (``{memories, next_cursor, note}``), the note saying how to
+        read on.
+        """
+
+        async def read() -> str:
+            memories = await store.list(order="priority")
+            page = pager.page(
+                {"note": MORE_MEMORIES},
+                "memories",
+                memories,
+                lambda m: memory_view(m, detail=True),
+                continue_with="read_memory",
+                id_of=lambda m: m.id,
+            )
+            result = dict(page.structured_content or {})
+            if result.get("next_cursor") is None:
+                return compact(result["memories"])  # all of them: the plain list, as always
+            return compact(result)
 
         return await _read_resource("memory://memories", read)
 

@@ -7,10 +7,10 @@ ids of what it archived, within the budget.
 # No ``from __future__ import annotations``: the SDK reads these signatures at runtime.
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from .conversation import MAX_MESSAGES, ROLES
 from .exceptions import ValidationError
@@ -53,15 +53,27 @@ def _archived(archived: Sequence[Memory]) -> Json:
     }
 
 
-class Message(BaseModel):
-    """One OpenAI-style message; other keys (name, tool_calls) are ignored, as in Python."""
-
-    model_config = ConfigDict(extra="allow")
-
-    role: Literal[ROLES]  # type: ignore[valid-type]
-    content: str | list[dict[str, Any]] | None = Field(
-        default=None, description="Text, or a list of parts such as {type: text, text: ...}."
-    )
+#: What save_conversation's ``messages`` looks like, for the client. The value itself is
+#: checked by ``conversation.check_messages``, the store's own check, so a bad conversation
+#: gets the same message from the tool as from ``store.save_conversation``.
+MESSAGES_SCHEMA: Json = {
+    "type": "array",
+    "minItems": 1,
+    "maxItems": MAX_MESSAGES,
+    "description": "OpenAI-style {role, content} messages, oldest first; other keys "
+    "(name, tool_calls) are ignored.",
+    "items": {
+        "type": "object",
+        "properties": {
+            "role": {"enum": list(ROLES)},
+            "content": {
+                "type": ["string", "array", "null"],
+                "description": "Text, or a list of parts such as {type: text, text: ...}.",
+            },
+        },
+        "required": ["role"],
+    },
+}
 
 
 def write_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
@@ -218,14 +230,7 @@ def write_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
         return batch(merged, detail)
 
     async def save_conversation(
-        messages: Annotated[
-            list[Message],
-            Field(
-                min_length=1,
-                max_length=MAX_MESSAGES,
-                description="OpenAI-style {role, content} messages, oldest first.",
-            ),
-        ],
+        messages: Annotated[Any, WithJsonSchema(MESSAGES_SCHEMA)],
         user_context: Annotated[
             UserContext, Field(description="Who the conversation's user is.")
         ] = None,
@@ -238,9 +243,7 @@ def write_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
         as save_memories. Memories that do not fit the server's character budget: call
         list_memories with cursor=next_cursor.
         """
-        report = await store.save_conversation_with_report(
-            [m.model_dump() for m in messages], user_context=user_context
-        )
+        report = await store.save_conversation_with_report(messages, user_context=user_context)
         return batch(report, detail)
 
     async def update_memory(
@@ -331,9 +334,11 @@ def write_tools(store: AsyncMemoryStore, pager: Pager) -> Plan:
 
         Use it when memories are redundant or contradictory: keep facts and decisions,
         merge related items, keep the newer of two contradicting ones, leave out what
-        the core already says. Replaced memories are archived, not deleted. An empty
-        list is refused unless allow_empty=true. New memories that do not fit the
-        server's character budget: call list_memories with cursor=next_cursor.
+        the core already says. Replaced memories are archived, not deleted. Every item
+        is kept, whatever it scores (later saves may archive it like any memory); more
+        items than the server's max_memories, or none unless allow_empty=true, is
+        refused and nothing changes. New memories that do not fit the server's
+        character budget: call list_memories with cursor=next_cursor.
         """
         report = await store.compress_with_report(items, allow_empty=allow_empty)
         return batch(report, detail, duplicates=False)

@@ -24,6 +24,7 @@ from .portability import Portability
 from .retrieval import Mode
 from .storage import Order, SearchFilters, check_version, content_hash
 from .validation import (
+    check_compress,
     check_content,
     check_contents,
     check_core_text,
@@ -333,7 +334,10 @@ class AsyncMemoryStore(Portability):
 
         Each item is judged as a new memory; every other active unpinned memory is
         archived with reason ``"compressed"`` in the same transaction (never deleted).
-        An empty list is refused unless ``allow_empty=True``.
+        The items are kept whole: none is archived by this compress, whatever it scores
+        (later saves apply the capacity rules to them as to any memory). More distinct
+        items than ``max_memories``, or none (unless ``allow_empty=True``), is refused
+        with a ValidationError before anything is judged or written.
         """
         report = await self.compress_with_report(items, allow_empty=allow_empty)
         return report.memories
@@ -342,20 +346,17 @@ class AsyncMemoryStore(Portability):
         self, items: Sequence[str], *, allow_empty: bool = False
     ) -> SaveReport:
         """Like ``compress``, but also returns the memories it archived."""
-        contents = check_contents(items, self.settings)
-        if not contents and not allow_empty:
-            raise ValidationError(
-                "compress() got no items: that would archive every memory. "
-                "Pass allow_empty=True if that is what you want."
-            )
+        contents = check_compress(items, self.settings, allow_empty=allow_empty)
         replaced = await self._db_call(self._db.list_memories, self.namespace, limit=None)
         judged = await self._judging.judge_all(
-            list(dict.fromkeys(contents)),
+            contents,
             None,
             exclude=frozenset(m.id for m in replaced if not m.pinned),
         )
+        # Kept whole: no threshold in this transaction, and check_compress made them fit the cap.
+        whole = dataclasses.replace(self.policy, min_priority_score=0.0)
         memories, archived = await self._db_call(
-            self._db.insert, self.namespace, judged, self.policy, archive_others="compressed"
+            self._db.insert, self.namespace, judged, whole, archive_others="compressed"
         )
         self._report(archived)
         return SaveReport(memories=memories, archived=archived)

@@ -45,6 +45,7 @@ __all__ = [
     "MAX_SUPERSEDES",
     "MAX_SUPERSEDE_REASON_CHARS",
     "MAX_USER_CONTEXT_CHARS",
+    "check_compress",
     "check_content",
     "check_contents",
     "check_core_text",
@@ -207,6 +208,28 @@ def check_contents(contents: Any, settings: Settings) -> list[str]:
             f"(max_batch_items): split them into calls of at most {max_items}"
         )
     return [check_content(c, max_chars, what=f"item {i}") for i, c in enumerate(contents)]
+
+
+def check_compress(items: Any, settings: Settings, *, allow_empty: bool) -> list[str]:
+    """``compress``'s items, each once, if they can all stay active; else nothing is done.
+
+    A compress result is the caller's consolidated memory, kept whole: none of it is
+    archived by the compress that writes it, so it must fit under ``max_memories``
+    (pinned memories sit outside the cap). An empty list would archive every memory.
+    """
+    contents = list(dict.fromkeys(check_contents(items, settings)))
+    if not contents and not allow_empty:
+        raise ValidationError(
+            "compress() got no items: that would archive every memory. "
+            "Pass allow_empty=True if that is what you want."
+        )
+    if len(contents) > settings.max_memories:
+        raise ValidationError(
+            f"compress() got {len(contents)} items but only {settings.max_memories} fit "
+            f"(max_memories={settings.max_memories}; pinned memories sit outside the cap): "
+            "merge them into fewer, or raise max_memories"
+        )
+    return contents
 
 
 def check_user_context(user_context: Any) -> str | None:

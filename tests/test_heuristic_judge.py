@@ -275,3 +275,42 @@ def test_a_passing_remark_about_food_or_a_clinic_stays_low(
     judge: HeuristicJudge, content: str
 ) -> None:
     assert judge.score(content).priority_score < 0.3, content
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Kenji likes tea.",  # an agent's consolidated note: someone named, their taste
+        "Mira prefers window seats.",
+        "Ana Ruiz works as a nurse.",
+        "Tomás lives in Porto.",
+        "Kenji goes climbing every Sunday.",
+        "Kenji hates cilantro.",
+        "I like tea.",  # a taste, not this moment's drink
+        "User prefers tea to coffee in the afternoons.",
+    ],
+)
+def test_a_named_persons_taste_home_or_work_clears_the_default_threshold(
+    judge: HeuristicJudge, content: str
+) -> None:
+    # issue 26: compress wrote "Kenji likes tea." at 0.212 and the next save archived it
+    assert judge.score(content).priority_score >= 0.3, content
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Everyone likes tea.",  # capitalised, but no one in particular
+        "Tokyo is in Japan.",
+        "Python lists are zero-indexed.",
+        "I hate the weather today.",  # today's mood, not a taste
+        "I drank a coffee.",
+    ],
+)
+def test_no_one_named_or_a_passing_mood_stays_low(judge: HeuristicJudge, content: str) -> None:
+    assert judge.score(content).priority_score < 0.3, content
+
+
+def test_a_named_person_is_not_worth_more_than_the_user_saying_it(judge: HeuristicJudge) -> None:
+    named, own = judge.score("Kenji likes tea."), judge.score("I like tea.")
+    assert 0.3 <= named.priority_score <= own.priority_score

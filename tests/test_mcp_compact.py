@@ -33,6 +33,7 @@ from aimem.judges.transport import new_client
 from aimem.mcp_errors import SEMANTIC_NEEDS_EMBEDDER, mcp_wording
 from aimem.mcp_http import MAX_ERROR_CHARS
 from aimem.mcp_pages import Pager, result_chars
+from aimem.mcp_server import MORE_MEMORIES
 from aimem.mcp_views import memory_view
 from aimem.retrieval import mismatch_message, other_embedder_message
 from aimem.testing import OpenAIStub
@@ -264,6 +265,32 @@ def test_small_budget_pages_lists_searches_and_batch_saves(tmp_path: Path) -> No
     asyncio.run(scenario())
 
 
+def test_the_memories_resource_keeps_to_the_budget_and_says_how_to_read_on(
+    tmp_path: Path,
+) -> None:
+    ids = _fill(tmp_path / "m.db", 30)
+    few = _fill(tmp_path / "few.db", 3)
+
+    async def scenario() -> None:
+        async with agent(tmp_path / "m.db", AIMEM_MCP_MAX_CHARS="3000") as a:
+            [first] = (await a.session.read_resource("memory://memories")).contents
+            assert len(first.text) <= 3000, len(first.text)
+            page = json.loads(first.text)
+            assert page["note"] == MORE_MEMORIES and page["next_cursor"]
+            assert "read_memory" in page["note"] and "cursor=next_cursor" in page["note"]
+            assert set(aimem.Memory.model_fields) <= set(page["memories"][0])
+            rest, pages = await a.all_pages(
+                "read_memory", "memories", first={**page, "memories": []}, detail=True
+            )
+            listed = [m["id"] for m in page["memories"] + rest]
+            assert listed == ids and pages > 5, "every memory once, most important first"
+        async with agent(tmp_path / "few.db") as a:  # all fit: the plain list, as before
+            [whole] = (await a.session.read_resource("memory://memories")).contents
+            assert [m["id"] for m in json.loads(whole.text)] == few
+
+    asyncio.run(scenario())
+
+
 def test_a_text_too_long_for_the_budget_is_cut_and_marked_never_lost(tmp_path: Path) -> None:
     long = " ".join(f"word{n}" for n in range(900))
     core = "You are Ai. " * 500
@@ -436,7 +463,7 @@ def test_tool_errors_name_mcp_arguments_never_python_calls(tmp_path: Path) -> No
                     (
                         "save_conversation",
                         {"messages": [{"role": "robot", "content": "Hi"}]},
-                        "messages.0.role",
+                        "messages[0].role must be one of",
                     ),
                 ]
             for tool, arguments, expected in calls:
@@ -445,6 +472,39 @@ def test_tool_errors_name_mcp_arguments_never_python_calls(tmp_path: Path) -> No
                 for advice in PYTHON_ADVICE:
                     assert advice not in message, (advice, message)
             assert (await a("memory_stats"))["count"] == 2, "a refused call writes nothing"
+
+    asyncio.run(scenario())
+
+
+#: Bad conversations, each refused by the store's one check with its own message.
+BAD_CONVERSATIONS: list[Any] = [
+    [],
+    "I'm allergic to penicillin.",
+    [{"content": "I'm allergic to penicillin."}],
+    [{"role": "robot", "content": "I'm allergic to penicillin."}],
+    [{"role": "user", "content": ""}],
+    [{"role": "assistant", "content": "Anything else?"}, {"role": "user", "content": "   "}],
+    ["I'm allergic to penicillin."],
+    [{"role": "user", "content": [{"type": "text", "text": "Hi"}, "penicillin"]}],
+    [{"role": "user", "content": 42}],
+]
+
+
+def test_a_bad_conversation_gets_the_same_message_from_python_and_mcp(tmp_path: Path) -> None:
+    expected = []
+    with aimem.MemoryStore(store_url(tmp_path / "api.db"), judge=aimem.HeuristicJudge()) as store:
+        for messages in BAD_CONVERSATIONS:
+            with pytest.raises(aimem.ValidationError) as refused:
+                store.save_conversation(messages)
+            expected.append(str(refused.value))
+    assert len(set(expected)) >= 7, expected  # the cases really differ
+
+    async def scenario() -> None:
+        async with agent(tmp_path / "m.db") as a:
+            for messages, message in zip(BAD_CONVERSATIONS, expected, strict=True):
+                got = await a.fail("save_conversation", messages=messages)
+                assert got == f"save_conversation: {message}", (messages, got)
+            assert (await a("memory_stats"))["total"] == 0
 
     asyncio.run(scenario())
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -116,6 +117,27 @@ def test_tools_are_listed_with_schemas_and_annotations(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
+def test_tools_list_is_lean_and_its_size_in_the_readme_is_true(tmp_path: Path) -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    [stated] = re.findall(r"about ([\d,]+) characters in `tools/list`", readme)
+
+    async def scenario() -> None:
+        async with stdio_session(tmp_path / "m.db") as session:
+            await session.initialize()
+            listed = await session.list_tools()
+        for tool in listed.tools:
+            lines = (tool.description or "").splitlines()
+            assert lines and lines[0].strip(), tool.name
+            indented = [line for line in lines if line[:1].isspace()]
+            assert not indented, (tool.name, indented)
+            assert '"title"' not in json.dumps(tool.output_schema), tool.name
+        wire = listed.model_dump(mode="json", by_alias=True, exclude_none=True)
+        size = len(json.dumps(wire, ensure_ascii=False, separators=(",", ":")))
+        assert abs(size - int(stated.replace(",", ""))) <= 0.1 * size, (size, stated)
+
+    asyncio.run(scenario())
+
+
 def test_judged_and_client_scored_saves_search_and_read(tmp_path: Path) -> None:
     async def scenario(stub: OpenAIStub) -> None:
         async with stdio_session(
@@ -197,7 +219,7 @@ def test_instructions_carry_core_and_memories_saved_before_initialize(tmp_path: 
             [resource] = (await session.read_resource("memory://core")).contents
             assert resource.text == "You are Ai, a cheerful assistant."
             [listing] = (await session.read_resource("memory://memories")).contents
-            [saved] = json.loads(listing.text)
+            [saved] = json.loads(listing.text)["memories"]
             [one] = (await session.read_resource(f"memory://memories/{saved['id']}")).contents
             assert json.loads(one.text)["content"] == "I'm allergic to penicillin."
             with pytest.raises(MCPError, match="No memory with id 'nope'"):
@@ -252,6 +274,33 @@ def test_compress_archives_what_it_replaces_and_refuses_an_empty_list(tmp_path: 
             assert emptied["memories"] == [] and len(emptied["archived"]) == 1
             active = _result(await session.call_tool("read_memory", {}))["memories"]
             assert [m["content"] for m in active] == ["Lives in Tokyo"]
+
+    asyncio.run(scenario())
+
+
+def test_compress_keeps_every_item_or_refuses_with_nothing_written(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with stdio_session(tmp_path / "m.db") as session:  # the offline judge, defaults
+            await session.initialize()
+            await session.call_tool("save_memory", {"content": "I like coffee in the morning."})
+            items = ["Kenji likes tea.", "Kenji's wife is Yumi."]
+            done = _result(await session.call_tool("compress", {"items": items}))
+            assert [m["content"] for m in done["memories"]] == items
+            assert {m["state"] for m in done["memories"]} == {"active"}
+            active = _result(await session.call_tool("read_memory", {}))["memories"]
+            assert sorted(m["content"] for m in active) == sorted(items)
+
+        async with stdio_session(tmp_path / "m2.db", AIMEM_MAX_MEMORIES="2") as session:
+            await session.initialize()
+            for text in ("Likes green tea", "Lives in Tokyo", "Plays the cello"):
+                await session.call_tool("save_memory", {"content": text})
+            every = {"include_archived": True, "detail": True}
+            before = _result(await session.call_tool("list_memories", every))["memories"]
+            refused = _error(await session.call_tool("compress", {"items": ["a", "b", "c"]}))
+            assert refused.startswith("compress: compress got 3 items but only 2 fit"), refused
+            assert "AIMEM_MAX_MEMORIES" in refused and "()" not in refused
+            after = _result(await session.call_tool("list_memories", every))["memories"]
+            assert after == before, "a refused compress writes nothing"
 
     asyncio.run(scenario())
 

@@ -325,6 +325,59 @@ def test_compress_archives_unpinned_and_refuses_empty(db_url: str) -> None:
         assert {m.id for m in store.list()} == {kept.id}
 
 
+def test_compress_keeps_every_item_it_was_given(db_url: str) -> None:
+    # Issue 26: the offline judge scored "Kenji likes tea." under min_priority_score and the
+    # compress that wrote it archived it at once, leaving one memory of the two given.
+    with aimem.MemoryStore(db_url, judge=aimem.HeuristicJudge()) as store:
+        assert (store.settings.min_priority_score, store.settings.auto_prune) == (0.3, True)
+        old = [
+            store.save(t) for t in ("I like coffee in the morning.", "My sister lives in Osaka.")
+        ]
+        report = store.compress_with_report(["Kenji likes tea.", "Kenji's wife is Yumi."])
+        assert [m.content for m in report.memories] == ["Kenji likes tea.", "Kenji's wife is Yumi."]
+        assert all(m.archived_at is None for m in report.memories)
+        assert sorted(m.id for m in report.archived) == sorted(m.id for m in old)
+        assert {m.archive_reason for m in report.archived} == {"compressed"}
+        assert {m.content for m in store.list()} == {"Kenji likes tea.", "Kenji's wife is Yumi."}
+
+
+def test_compress_keeps_items_below_the_threshold_until_a_later_save(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=FixedJudge(), max_memories=2) as store:
+        store.save("old [score=0.9]")
+        kept = store.compress(["low [score=0.1]", "high [score=0.8]"])
+        assert [m.archived_at for m in kept] == [None, None]
+        assert store.stats().count == 2
+        # Later saves apply the capacity rules to them as to any memory.
+        later = store.save_with_report("new [score=0.5]")
+        assert [(m.content, m.archive_reason) for m in later.archived] == [
+            ("low [score=0.1]", "below_min_priority")
+        ]
+
+
+def test_compress_over_capacity_refuses_before_judging_or_writing(db_url: str) -> None:
+    judge = FixedJudge()
+    with aimem.MemoryStore(db_url, judge=judge, max_memories=2) as store:
+        store.save("one [score=0.5]")
+        store.pin(store.save("pinned [score=0.5]").id)
+        store.save("two [score=0.6]")
+        calls = len(judge.calls)
+
+        def rows() -> list[tuple[str, int, object]]:
+            memories = store.list(include_archived=True)
+            return [(m.id, m.version, m.archived_at) for m in memories] + [
+                (m.id, len(store.history(m.id)), None) for m in memories
+            ]
+
+        before = rows()
+        message = r"compress\(\) got 3 items but only 2 fit \(max_memories=2; pinned"
+        with pytest.raises(aimem.ValidationError, match=message):
+            store.compress(["a", "b", "c"])
+        assert rows() == before and len(judge.calls) == calls
+        # Each distinct item counts once; the pinned memory sits outside the cap.
+        kept = store.compress(["a [score=0.2]", "b [score=0.2]", "a [score=0.2]"])
+        assert len({m.id for m in kept}) == 2 and store.stats().count == 3
+
+
 def test_sync_store_works_inside_a_running_event_loop(db_url: str) -> None:
     async def notebook_cell() -> list[str]:
         asyncio.get_running_loop()  # we really are inside a loop, as in Jupyter

@@ -167,8 +167,14 @@ def test_the_cap_holds_after_any_sequence_of_calls(ops: list[tuple[str, int]], c
             target = every[n % len(every)].id if every else None
             if op == "save":
                 made.append(store.save(f"fact {step} [score={n / 20:.2f}]").id)
-            elif op == "compress":
-                store.compress([f"summary {step}.{i} [score=0.6]" for i in range(n)])
+            elif op == "compress":  # more items than the cap is refused, writing nothing
+                before = store.list(include_archived=True)
+                try:
+                    store.compress([f"summary {step}.{i} [score=0.6]" for i in range(n)])
+                except aimem.ValidationError:
+                    assert n > cap and store.list(include_archived=True) == before
+                else:
+                    assert n <= cap
             elif op == "prune":
                 store.prune()
             elif target is not None:

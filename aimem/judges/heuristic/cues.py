@@ -82,6 +82,19 @@ USER_REF = rx(
 THIRD_PERSON = rx(
     r"he|she|they|his|her|their|them|he's|she's|they're",
 )
+#: Someone named, then what only a person does: tastes, home, work, body ("Kenji likes tea",
+#: "Ana Ruiz works as a nurse"): the user's world, as an agent's consolidated notes say it.
+#: Matched on the original case; words that only look like names ("Everyone") are left out.
+NAMED_PERSON = re.compile(
+    r"^(?!(?:He|She|It|They|You|This|That|There|Here|Who|Someone|Somebody|Anyone|Anybody|"
+    r"Nobody|Everyone|Everybody|No one|People|Nothing|Everything)\b)"
+    r"[A-Z][a-z]+(?: [A-Z][a-z]+)? (?:(?:really|also|still|usually|often|always|never|now|"
+    r"absolutely|mostly|only) )?(?:doesn't |does not |can't |cannot )?"
+    r"(?:likes?|loves?|prefers?|enjoys?|hates?|dislikes?|adores?|lives?|goes|stud(?:ies|y)|"
+    r"works? (?:at|as|for|in|from|nights|part|full|remotely)|plays?|drinks?|eats?|cooks?|reads?|"
+    r"is (?:allergic|married|engaged|divorced|pregnant|retired|vegan|vegetarian|afraid|"
+    r"scared|into|learning|training|studying|moving|expecting|a fan))\b"
+)
 # Subject-less notes ("Got laid off yesterday.", "Prefers tea.") are about the speaker.
 #: When something is booked: a weekday, tomorrow, next week, a clock time or a date.
 _WHEN_BOOKED = (

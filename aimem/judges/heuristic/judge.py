@@ -154,14 +154,11 @@ def _read(content: str, user_context: str | None) -> _Reading:
     personal = _personal(low, cues, user_context)
     if personal < 1.0 and vocab.USER_REF.match(text.lower()):  # "User: ..." as a label
         personal = 1.0
+    elif personal < 0.75 and vocab.NAMED_PERSON.match(told):  # someone in the user's world
+        personal = 0.75
     damp = 1.0 if bare else _dampening(low, cues, personal)
-    return _Reading(
-        text=text,
-        cues=cues,
-        personal=personal,
-        damp=1.0 - (1.0 - damp) * (1.0 - _REACTING_DAMP * reacting),
-        specifics=_specifics(told, low),
-    )
+    damp = 1.0 - (1.0 - damp) * (1.0 - _REACTING_DAMP * reacting)
+    return _Reading(text, cues, personal, damp, specifics=_specifics(told, low))
 
 
 def _told(body: str) -> tuple[str, float]:
@@ -310,9 +307,10 @@ _NEWS_OUTWEIGHS = frozenset({vocab.GREETING, vocab.TRANSIENT})
 
 def _dampening(low: str, cues: dict[str, float], personal: float) -> float:
     """How much of the text is chatter: greetings, thanks, weather, meals, trivia, moods."""
-    # "I usually skip breakfast" or "I bike when it isn't raining" describe a habit,
-    # so the meal and weather words in them are not this moment's news.
-    habitual = vocab.HABITUAL.search(low) is not None
+    # "I usually skip breakfast", "I bike when it isn't raining" or "I like tea" describe a
+    # habit or a taste (not today's), so the meal and weather words in them are not news.
+    taste = "preference" in cues and not vocab.TRANSIENT.search(low)
+    habitual = taste or vocab.HABITUAL.search(low) is not None
     # "Hi! I just started a new job" is news with a greeting, not a greeting.
     news = not _NEWS.isdisjoint(cues)
     chatter = 0.0
