@@ -5,13 +5,26 @@ install: the kernel manager below always launches ``sys.executable``), with no O
 settings and HTTP(S) proxies pointing at a closed port, so any attempt to leave the
 machine fails instead of passing quietly. Each notebook saves its key figure as a PNG
 into ``AIMEM_FIGURE_DIR`` (the test's ``tmp_path``), to be looked at by eye.
+
+What a notebook's text says must be what its data says: every number in a markdown
+cell is either printed or displayed by a code cell, or written in an ``assert`` that
+ran (``_unchecked_numbers``). The ``notebooks`` extra runs them from a shell too,
+with the README's own ``jupyter nbconvert`` command line.
 """
 
 from __future__ import annotations
 
+import ast
+import copy
+import importlib.util
 import json
+import os
+import re
+import shlex
+import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +35,7 @@ from _stores import store_url
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
-from nbformat.v4 import new_code_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from rich.console import Console
 from traitlets import default
 
@@ -30,7 +43,8 @@ import aimem
 from aimem.render import hits_html, memories_html, show
 from aimem.testing import OpenAIStub
 
-NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
+ROOT = Path(__file__).parents[1]
+NOTEBOOKS = ROOT / "notebooks"
 NAMES = ["01_quickstart", "02_capacity_and_forgetting", "03_judge_quality"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -114,6 +128,36 @@ def _assert_png(path: Path) -> None:
     assert width >= 400 and height >= 250, (width, height)
 
 
+def test_the_notebooks_extra_brings_nbconvert() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = pyproject["project"]["optional-dependencies"]
+    names = {re.split(r"[<>=!~\[;\s]", r, maxsplit=1)[0].lower() for r in extras["notebooks"]}
+    assert {"nbconvert", "nbclient", "nbformat", "ipykernel", "matplotlib"} <= names
+    assert "aimem[notebooks]" in extras["dev"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("nbconvert") is None, reason="needs [notebooks]")
+def test_the_readme_nbconvert_command_runs(offline: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    [command] = re.findall(r"`([^`]*jupyter nbconvert[^`]*)`", readme)
+    argv = shlex.split(command)
+    assert Path(argv[0]).name == "jupyter" and argv[1] == "nbconvert"
+    argv[0] = str(Path(sys.executable).with_name("jupyter"))  # this venv's, wherever it is
+    written = offline / "executed"
+    argv[argv.index("--output-dir") + 1] = str(written)  # the test's folder, not /tmp
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR"):  # no user kernelspec or config
+        monkeypatch.setenv(name, str(offline / name.lower()))
+    result = subprocess.run(
+        argv, cwd=ROOT, capture_output=True, text=True, timeout=300, env=dict(os.environ)
+    )
+    assert result.returncode == 0, result.stderr
+    [executed] = written.glob("*.ipynb")
+    notebook = nbformat.read(executed, as_version=4)
+    assert executed.name == Path(argv[-1]).name == "01_quickstart.ipynb"
+    _assert_clean_run(notebook)
+    assert all(c.execution_count for c in notebook.cells if c.cell_type == "code")
+
+
 def test_the_kernel_is_this_interpreter(offline: Path) -> None:
     notebook = new_notebook(cells=[new_code_cell("import sys; print(sys.executable)")])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
@@ -130,11 +174,125 @@ def test_committed_notebooks_have_no_outputs(name: str) -> None:
             assert cell["outputs"] == [] and cell["execution_count"] is None, cell["id"]
 
 
+# -- What the text says, checked against what the code computed ----------------------------
+
+#: A number as prose writes it: ``150``, ``0.3``, ``1,000``; not a part of ``FTS5``,
+#: ``v1``, ``gpt-4o`` or ``127.0.0.1``.
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w]|[.,]\d)")
+#: Numbers written as words ("twenty memories"); "one" is left out, as in "one colour".
+_WORDS = {
+    word: value
+    for value, word in enumerate(
+        "two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split(),
+        start=2,
+    )
+} | {"thirty": 30, "forty": 40, "fifty": 50, "hundred": 100}
+_WORD = re.compile(rf"\b({'|'.join(_WORDS)})\b", re.IGNORECASE)
+
+
+def _numbers(text: str) -> list[tuple[str, float]]:
+    """Each number in ``text`` (digits or a word), as written and as a value."""
+    found = [(m, float(m.replace(",", ""))) for m in _NUMBER.findall(text)]
+    return found + [(w, float(_WORDS[w.lower()])) for w in _WORD.findall(text)]
+
+
+def _claims(markdown: str) -> list[tuple[str, float]]:
+    """The numbers a markdown cell states; addresses and list markers are not claims."""
+    markdown = re.sub(r"https?://\S+", "", markdown)
+    markdown = re.sub(r"^\s*\d+\.\s", "", markdown, flags=re.MULTILINE)
+    return _numbers(markdown)
+
+
+def _evidence(notebook: Any) -> set[float]:
+    """The numbers an executed notebook backs: in its text outputs or in its asserts.
+
+    A run stops at the first failing cell, so each assert of a clean run held (those in
+    a branch not taken count too: keep claims out of them).
+    """
+    values: set[float] = set()
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            texts = [output.get("text", "")] if output.get("name") == "stdout" else []
+            texts += [data[kind] for kind in ("text/plain", "text/markdown") if kind in data]
+            values.update(value for text in texts for _, value in _numbers(text))
+        flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT  # a cell may await
+        tree = compile(cell.source, "<cell>", "exec", flags=flags)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assert):
+                values.update(
+                    float(c.value)
+                    for c in ast.walk(node)
+                    if isinstance(c, ast.Constant)
+                    and isinstance(c.value, int | float)
+                    and not isinstance(c.value, bool)
+                )
+    return values
+
+
+def _unchecked_numbers(notebook: Any) -> list[str]:
+    """Numbers in markdown cells that no output shows and no assert checks."""
+    evidence = _evidence(notebook)
+    return [
+        f"cell {index}: {written!r}"
+        for index, cell in enumerate(notebook.cells)
+        if cell.cell_type == "markdown"
+        for written, value in _claims(cell.source)
+        if value not in evidence
+    ]
+
+
+def _assert_numbers_checked(notebook: Any) -> None:
+    """Every stated number is backed, and the check would catch one that is not."""
+    assert _unchecked_numbers(notebook) == [], "markdown numbers its data does not back"
+    evidence = _evidence(notebook)
+    index, cell = next(
+        (i, c)
+        for i, c in enumerate(notebook.cells)
+        if c.cell_type == "markdown" and _claims(c.source)
+    )
+    written = _claims(cell.source)[0][0]
+    wrong = copy.deepcopy(notebook)
+    unbacked = next(str(n) for n in range(7919, 10**9, 7919) if n not in evidence)
+    wrong.cells[index].source = cell.source.replace(written, unbacked, 1)
+    assert f"cell {index}: {unbacked!r}" in _unchecked_numbers(wrong)
+
+
+def test_numbers_the_data_does_not_back_are_caught() -> None:
+    notebook = new_notebook(
+        cells=[
+            new_markdown_cell(
+                "## Twenty memories\n\n1. saved 20, kept 14 of `max_memories=100` (0.3 by "
+                "default), on http://127.0.0.1:8000/v1 with FTS5 and gpt-4o; 1,000 at most."
+            ),
+            new_code_cell("assert 0.3 == default and kept == 14\nsaved = 20\nsaved"),
+            new_code_cell("print(f'{limit:,} at most, max {cap}')"),
+        ]
+    )
+    notebook.cells[1].outputs = [
+        {"output_type": "execute_result", "data": {"text/plain": "20"}, "metadata": {}}
+    ]
+    notebook.cells[2].outputs = [
+        {"output_type": "stream", "name": "stdout", "text": "1,000 at most, max 100\n"}
+    ]
+    assert [w for w, _ in _claims(notebook.cells[0].source)] == [
+        "20", "14", "100", "0.3", "1,000", "Twenty"
+    ]  # fmt: skip
+    assert _unchecked_numbers(notebook) == []
+    notebook.cells[0].source = notebook.cells[0].source.replace("kept 14", "kept 15")
+    notebook.cells[0].source = notebook.cells[0].source.replace("Twenty", "Nineteen")
+    assert _unchecked_numbers(notebook) == ["cell 0: '15'", "cell 0: 'Nineteen'"]
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_runs_offline(name: str, offline: Path) -> None:
     started = time.perf_counter()
     notebook = _run(_read(name))
     _assert_clean_run(notebook)
+    _assert_numbers_checked(notebook)
     _assert_png(offline / f"{name}.png")
     # Figures and tables are displayed too, not only saved.
     kinds = {kind for _, out in _outputs(notebook) for kind in out.get("data", {})}

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from ..models import ImportReport, Memory, PruneReport, SaveReport, SearchHit, Stats
 from ..scoring import COMPONENT_MAX, COMPONENTS
-from .text import fmt_score, import_summary, prune_summary, state, when
+from .text import IdMap, fmt_score, id_labels, import_summary, prune_summary, state, when
 
 # -- HTML for notebooks -----------------------------------------------------------------------
 # Inline styles only: a notebook page has no stylesheet of ours, and a <style> block would
@@ -77,8 +77,9 @@ def _caption(title: str | None) -> str:
     )
 
 
-def _short_id(memory: Memory) -> str:
-    return f'<code title="{_e(memory.id)}">{_e(memory.id[-8:])}</code>'
+def _short_id(memory_id: str, labels: IdMap) -> str:
+    """The id's shown prefix (see :func:`aimem.render.text.id_labels`), the full id on hover."""
+    return f'<code title="{_e(memory_id)}">{_e(labels.get(memory_id, memory_id))}</code>'
 
 
 def _interpretation(memory: Memory) -> str:
@@ -89,9 +90,9 @@ def _interpretation(memory: Memory) -> str:
     return text
 
 
-def _memory_cells(memory: Memory) -> str:
+def _memory_cells(memory: Memory, labels: IdMap) -> str:
     cells = [
-        _td(_short_id(memory)),
+        _td(_short_id(memory.id, labels)),
         _td(f"<b>{fmt_score(memory.priority_score)}</b> {_bar(memory)}", "white-space:nowrap"),
         *(_td(fmt_score(v), "text-align:right") for v in _components(memory).values()),
         _td(_interpretation(memory)),
@@ -114,39 +115,50 @@ def _legend() -> str:
     )
 
 
-def memories_html(memories: Sequence[Memory], *, title: str | None = None) -> str:
+def memories_html(
+    memories: Sequence[Memory], *, title: str | None = None, ids: IdMap | None = None
+) -> str:
     """A table of memories: short id (full id on hover), priority bar, components, state.
 
     Hover over an interpretation to see the raw content; the judge's rationale is below it.
+    ``ids`` maps full ids to the prefixes to show (``store.short_ids``), which the store's
+    lookups and the CLI accept; without it, each prefix is unique among the shown ids
+    only (see :func:`aimem.render.text.id_labels`).
     """
     if not memories:
         return f"<div>{_e(title) + ': ' if title else ''}no memories.</div>"
-    rows = "".join(f"<tr>{_memory_cells(m)}</tr>" for m in memories)
+    labels = id_labels((m.id for m in memories), ids)
+    rows = "".join(f"<tr>{_memory_cells(m, labels)}</tr>" for m in memories)
     return (
         f"<div><table {_TABLE}>{_caption(title)}{_th(*_MEMORY_HEADERS)}{rows}</table>"
         f"{_legend()}</div>"
     )
 
 
-def hits_html(hits: Sequence[SearchHit], *, title: str | None = None) -> str:
+def hits_html(
+    hits: Sequence[SearchHit], *, title: str | None = None, ids: IdMap | None = None
+) -> str:
     """Search hits, best first: score, relevance (``match``), then the memory.
 
-    The memory is shown as in :func:`memories_html`; a hit a newer one likely replaces
-    says so under its relevance.
+    The memory is shown as in :func:`memories_html` (``ids`` likewise); a hit a newer one
+    likely replaces says so under its relevance.
 
     With ``explain=True`` hits, an extra column lists each part of the score.
     """
     if not hits:
         return f"<div>{_e(title) + ': ' if title else ''}no hits.</div>"
     explained = any(h.explanation for h in hits)
+    newer = (h.conflicts_with for h in hits if h.conflicts_with)
+    labels = id_labels([*(h.memory.id for h in hits), *newer], ids)
     headers = ("score", "match", *_MEMORY_HEADERS, *(("explanation",) if explained else ()))
     rows = []
     for hit in hits:
         match = f"{hit.relevance:.2f}"
         if hit.conflicts_with:  # a newer hit likely replaces it
-            match += f'<br><span style="{_MUTED}">older than {_e(hit.conflicts_with[-8:])}</span>'
+            newer_id = _short_id(hit.conflicts_with, labels)
+            match += f'<br><span style="{_MUTED}">older than {newer_id}</span>'
         cells = _td(f"{hit.score:.4f}", "text-align:right") + _td(match, "text-align:right")
-        cells += _memory_cells(hit.memory)
+        cells += _memory_cells(hit.memory, labels)
         if explained:
             parts = ", ".join(f"{_e(k)} {v:.4g}" for k, v in (hit.explanation or {}).items())
             cells += _td(f'<span style="{_MUTED}">{parts}</span>')
@@ -192,7 +204,7 @@ def memory_html(memory: Memory) -> str:
         *component_rows,
         ("rationale", _e(m.rationale or "—")),
         ("user context", _e(m.user_context or "—")),
-        ("shown_state", shown_state),
+        ("state", shown_state),
         (
             "scored by",
             _e(f"{m.score_source} (model {m.model or '—'}, prompt {m.prompt_version or '—'})"),
@@ -204,9 +216,9 @@ def memory_html(memory: Memory) -> str:
     return f"<div>{_fields_html(rows, title=f'memory {m.id}')}</div>"
 
 
-def _archived_html(memories: Sequence[Memory], title: str) -> str:
+def _archived_html(memories: Sequence[Memory], title: str, labels: IdMap) -> str:
     rows = "".join(
-        f'<tr style="{_ARCHIVED}">{_td(_short_id(m))}{_td(fmt_score(m.priority_score))}'
+        f'<tr style="{_ARCHIVED}">{_td(_short_id(m.id, labels))}{_td(fmt_score(m.priority_score))}'
         f"{_td(_e(m.archive_reason or ''))}{_td(_interpretation(m))}</tr>"
         for m in memories
     )
@@ -214,33 +226,36 @@ def _archived_html(memories: Sequence[Memory], title: str) -> str:
     return f"<table {_TABLE}>{_caption(title)}{head}{rows}</table>"
 
 
-def prune_report_html(report: PruneReport) -> str:
+def prune_report_html(report: PruneReport, *, ids: IdMap | None = None) -> str:
     """What a capacity run archived (or, for a dry run, would archive), with the reasons."""
     verb = "Would archive" if report.dry_run else "Archived"
+    labels = id_labels((m.id for m in report.archived), ids)
     head = (
-        _archived_html(report.archived, f"{verb} ({len(report.archived)})")
+        _archived_html(report.archived, f"{verb} ({len(report.archived)})", labels)
         if report.archived
         else "<div>Nothing to archive.</div>"
     )
     return f'<div>{head}<div style="{_MUTED}">{_e(prune_summary(report))}</div></div>'
 
 
-def save_report_html(report: SaveReport) -> str:
+def save_report_html(report: SaveReport, *, ids: IdMap | None = None) -> str:
     """The memories a save wrote, then what the capacity manager archived to make room."""
-    parts = [memories_html(report.memories, title=f"Saved ({len(report.memories)})")]
+    labels = id_labels((m.id for m in [*report.memories, *report.archived]), ids)
+    parts = [memories_html(report.memories, title=f"Saved ({len(report.memories)})", ids=labels)]
     if report.archived:
-        parts.append(_archived_html(report.archived, f"Archived ({len(report.archived)})"))
+        parts.append(_archived_html(report.archived, f"Archived ({len(report.archived)})", labels))
     return "<div>" + "".join(parts) + "</div>"
 
 
-def import_report_html(report: ImportReport) -> str:
+def import_report_html(report: ImportReport, *, ids: IdMap | None = None) -> str:
     """Whether an import was valid, what it wrote (or would) and what it archived."""
     parts = [f"<div><b>{_e(import_summary(report))}</b></div>"]
     if report.errors:
         items = "".join(f"<li>{_e(error)}</li>" for error in report.errors)
         parts.append(f'<ul style="{_ARCHIVED}">{items}</ul>')
     if report.archived:
-        parts.append(_archived_html(report.archived, f"Archived ({len(report.archived)})"))
+        labels = id_labels((m.id for m in report.archived), ids)
+        parts.append(_archived_html(report.archived, f"Archived ({len(report.archived)})", labels))
     return "<div>" + "".join(parts) + "</div>"
 
 

@@ -12,7 +12,7 @@ User text is always a ``Text`` (shown literally, never read as rich markup).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from rich.cells import cell_len
@@ -28,7 +28,6 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from ..ids import DISPLAY_PREFIX, shortest_unique_prefixes
 from ..models import (
     HistoryEvent,
     ImportReport,
@@ -38,7 +37,16 @@ from ..models import (
     SearchHit,
     Stats,
 )
-from .text import fmt_score, import_summary, prune_summary, shown_text, state, when
+from .text import (
+    IdMap,
+    fmt_score,
+    id_labels,
+    import_summary,
+    prune_summary,
+    shown_text,
+    state,
+    when,
+)
 
 __all__ = [
     "Column",
@@ -63,8 +71,6 @@ WIDE_MIN = 24
 MAX_LINES = 3
 #: Each column costs its padding (2) and one rule; the table one more rule.
 _PER_COLUMN, _EDGES = 3, 1
-
-IdMap = Mapping[str, str]
 
 
 @dataclass
@@ -237,14 +243,15 @@ def _id_cells(
     """Id cells: full ids with ``wide``; the given short ids; else full with a compact fallback.
 
     Without a mapping (a library ``rich.print``), prefixes unique among the shown ids
-    stand in when full ids leave too little room.
+    stand in when full ids leave too little room (``text.id_labels`` says what that
+    guarantees: no other shown memory, not the whole store).
     """
     ids = list(ids)
     if wide:
         return [Text(i, style=style or "") for i in ids], None
     if short is not None:
         return [Text(short.get(i, i), style=style or "") for i in ids], None
-    local = shortest_unique_prefixes(ids, ids, DISPLAY_PREFIX)
+    local = id_labels(ids)
     return [Text(i, style=style or "") for i in ids], [
         Text(local[i], style=style or "") for i in ids
     ]
@@ -318,10 +325,11 @@ def memory_list_table(
 def memory_table(memories: Sequence[Memory], *, title: str | None = None) -> FittedTable:
     """The demo's table: priority and the four components first; id and state when room.
 
-    Ids are the last characters of each id (the demo's store is temporary).
+    Ids are prefixes unique among the shown ones (``text.id_labels``).
     """
+    labels = id_labels(m.id for m in memories)
     columns = [
-        Column("id", [Text(m.id[-8:]) for m in memories], style="dim", group=1),
+        Column("id", [Text(labels[m.id]) for m in memories], style="dim", group=1),
         _priority_column(memories),
         *_score_columns(memories, group=0),
         Column("state", [Text("pinned" if m.pinned else "") for m in memories], group=2),
@@ -489,31 +497,39 @@ def stats_table(stats: Stats) -> Table:
 # -- Reports in a terminal ------------------------------------------------------------------
 
 
-def prune_report_rich(report: PruneReport) -> RenderableType:
-    """What a capacity run archived (or would), then where the namespace stands."""
+def prune_report_rich(report: PruneReport, *, ids: IdMap | None = None) -> RenderableType:
+    """What a capacity run archived (or would), then where the namespace stands.
+
+    ``ids``: the short ids to show (``store.short_ids``); without, full ids.
+    """
     verb = "Would archive" if report.dry_run else "Archived"
     head: RenderableType = (
-        archived_table(report.archived, title=f"{verb} ({len(report.archived)})")
+        archived_table(report.archived, title=f"{verb} ({len(report.archived)})", ids=ids)
         if report.archived
         else Text("Nothing to archive.")
     )
     return Group(head, Text(prune_summary(report)))
 
 
-def save_report_rich(report: SaveReport) -> RenderableType:
-    """The memories a save wrote, and in red what the capacity manager archived for them."""
+def save_report_rich(report: SaveReport, *, ids: IdMap | None = None) -> RenderableType:
+    """The memories a save wrote, and in red what the capacity manager archived for them.
+
+    ``ids``: the short ids to show (``store.short_ids``); without, full ids.
+    """
     parts: list[RenderableType] = [
-        memory_list_table(report.memories, title=f"Saved ({len(report.memories)})")
+        memory_list_table(report.memories, title=f"Saved ({len(report.memories)})", ids=ids)
     ]
     if report.archived:
-        parts.append(archived_table(report.archived, title=f"Archived ({len(report.archived)})"))
+        title = f"Archived ({len(report.archived)})"
+        parts.append(archived_table(report.archived, title=title, ids=ids))
     return Group(*parts)
 
 
-def import_report_rich(report: ImportReport) -> RenderableType:
+def import_report_rich(report: ImportReport, *, ids: IdMap | None = None) -> RenderableType:
     """Whether an import was valid, what it wrote (or would) and what it archived."""
     parts: list[RenderableType] = [Text(import_summary(report))]
     parts.extend(Text(f"  - {error}", style="red") for error in report.errors)
     if report.archived:
-        parts.append(archived_table(report.archived, title=f"Archived ({len(report.archived)})"))
+        title = f"Archived ({len(report.archived)})"
+        parts.append(archived_table(report.archived, title=title, ids=ids))
     return Group(*parts)

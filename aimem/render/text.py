@@ -2,12 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
+from ..ids import DISPLAY_PREFIX, shortest_unique_prefixes
 from ..models import ImportReport, Memory, PruneReport
 from ..restatement import restate
 
-__all__ = ["fmt_score", "import_summary", "prune_summary", "shown_text", "state", "when"]
+__all__ = [
+    "IdMap",
+    "fmt_score",
+    "id_labels",
+    "import_summary",
+    "prune_summary",
+    "shown_text",
+    "state",
+    "when",
+]
+
+#: Full id -> the prefix to show for it (``MemoryStore.short_ids``).
+IdMap = Mapping[str, str]
+
+
+def id_labels(ids: Iterable[str], given: IdMap | None = None) -> dict[str, str]:
+    """Each id -> what a table shows for it: ``given``'s prefix, else one unique among ``ids``.
+
+    ``given`` comes from the store (``MemoryStore.short_ids``): those prefixes are unique
+    in the whole namespace, archived memories included, so ``store.get`` and every CLI
+    command accept them. Without it, a prefix (``DISPLAY_PREFIX`` characters or more) is
+    unique only among the ids shown: it never names another shown memory, but a memory
+    of the store that is not shown may share it, and then a lookup asks for more
+    characters (``AmbiguousIdError``) rather than return the wrong memory.
+    """
+    wanted = list(dict.fromkeys(ids))
+    labels = shortest_unique_prefixes(wanted, wanted, DISPLAY_PREFIX)
+    if given is not None:
+        labels.update((i, given[i]) for i in wanted if i in given)
+    return labels
 
 
 def fmt_score(value: float | None) -> str:
@@ -60,6 +91,11 @@ def prune_summary(report: PruneReport) -> str:
 def import_summary(report: ImportReport) -> str:
     """One sentence on what an import did or would do."""
     if not report.ok:
-        return f"Import refused: {len(report.errors)} problem(s); nothing was written."
+        listed = (
+            ""
+            if report.problems <= len(report.errors)
+            else f", the first {len(report.errors)} listed"
+        )
+        return f"Import refused: {report.problems} problem(s){listed}; nothing was written."
     verb = "Would import" if report.dry_run else "Imported"
     return f"{verb} {report.memories} memories and {report.history} history events."
