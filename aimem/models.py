@@ -9,7 +9,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    computed_field,
+    field_validator,
+)
 
 from . import display
 from .scoring import COMPONENT_MAX, priority_from
@@ -263,11 +271,19 @@ class ImportReport(BaseModel):
 
     ok: bool
     dry_run: bool
+    #: The first 20 problems found (see ``problems`` for how many there are).
     errors: list[str]
     memories: int
     history: int
     #: Memories the capacity manager archived after the import (settings of this store).
     archived: list[Memory] = []
+    #: How many problems were found, ``errors`` listing the first of them (never fewer).
+    problems: int = Field(default=0, validate_default=True)
+
+    @field_validator("problems")
+    @classmethod
+    def _at_least_listed(cls, value: int, info: ValidationInfo) -> int:
+        return max(value, len(info.data.get("errors", ())))
 
     def _repr_html_(self) -> str:
         return display.html_of(self)

@@ -97,14 +97,14 @@ class Portability(StoreParts):
             memories=len(parsed.memories),
             history=len(parsed.history),
             archived=archived,
+            problems=parsed.error_count,
         )
         if progress is not None and not parsed.errors:
             progress(total, total)
         if parsed.errors and not dry_run:
-            raise ValidationError(
-                f"Import refused, nothing was written ({len(parsed.errors)} problem"
-                f"{'s' if len(parsed.errors) > 1 else ''}): {parsed.errors[0]}"
-            )
+            first, count = parsed.errors[0], report.problems
+            where = f"{count} problems, the first: {first}" if count > 1 else first
+            raise ValidationError(f"Import refused, nothing was written ({where})")
         self._report(archived)
         return report
 

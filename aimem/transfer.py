@@ -187,6 +187,8 @@ class ParsedExport:
     memories: list[MemoryLine] = field(default_factory=list)
     history: list[HistoryLine] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    #: Every problem found, ``errors`` being the first ``_MAX_ERRORS`` of them.
+    error_count: int = 0
     #: The file's line number of each memory (same order as ``memories``).
     memory_lines: list[int] = field(default_factory=list)
 
@@ -196,11 +198,13 @@ class ParsedExport:
         return self.header is not None and self.header.history
 
     def fail(self, message: str) -> None:
-        """Record a problem (the first few are kept, with a count of the rest)."""
-        if len(self.errors) < _MAX_ERRORS:
-            self.errors.append(message)
-        elif len(self.errors) == _MAX_ERRORS:
-            self.errors.append("... more errors not shown")
+        """Record a problem (the first few are kept; every one is counted)."""
+        self.fail_all([message])
+
+    def fail_all(self, messages: list[str]) -> None:
+        """Record problems: ``errors`` keeps the first ``_MAX_ERRORS``, ``error_count`` all."""
+        self.error_count += len(messages)
+        self.errors.extend(messages[: max(0, _MAX_ERRORS - len(self.errors))])
 
 
 def _dump(obj: dict[str, Any]) -> str:

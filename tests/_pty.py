@@ -94,8 +94,15 @@ def run_in_pty(
     cols: int = 80,
     timeout: float = 120.0,
     cwd: str | None = None,
+    typed: Sequence[str] = (),
+    prompt: str | None = None,
 ) -> PtyRun:
-    """Run ``argv`` with stdin/stdout on one ``rows`` x ``cols`` pty and stderr on another."""
+    """Run ``argv`` with stdin/stdout on one ``rows`` x ``cols`` pty and stderr on another.
+
+    ``typed`` is what a user types, piece by piece (``"list\\n"``; ``"\\x04"`` is
+    Ctrl-D): each piece once stdout has shown ``prompt`` one more time, as a user waits
+    for it (all at once without a prompt). The terminal echoes it into ``out``.
+    """
     out_master, out_slave = _pty_pair(rows, cols)
     err_master, err_slave = _pty_pair(rows, cols)
     try:
@@ -112,6 +119,11 @@ def run_in_pty(
     finally:
         os.close(out_slave)
         os.close(err_slave)
+    to_type = [piece.encode() for piece in typed]
+    if prompt is None:
+        for piece in to_type:
+            os.write(out_master, piece)
+        to_type = []
     chunks: dict[int, list[bytes]] = {out_master: [], err_master: []}
     open_fds = {out_master, err_master}
     deadline = time.monotonic() + timeout
@@ -132,6 +144,10 @@ def run_in_pty(
                     chunks[fd].append(data)
                 else:
                     open_fds.discard(fd)
+                if to_type and fd == out_master and prompt is not None:
+                    prompts = b"".join(chunks[fd]).count(prompt.encode())
+                    if prompts > len(typed) - len(to_type):
+                        os.write(out_master, to_type.pop(0))
             if not ready and proc.poll() is not None:
                 # The program exited; drain what is left without blocking.
                 for fd in list(open_fds):

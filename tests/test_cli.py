@@ -635,9 +635,12 @@ def test_export_import_round_trip_and_refusals(cli: Cli, tmp_path: Path) -> None
     assert (tmp_path / "x.jsonl").read_bytes() == (tmp_path / "y.jsonl").read_bytes()
 
     clash = cli("import", str(tmp_path / "x.jsonl"), url=other)
-    _assert_one_line_error(clash, "nothing was written", "already exists in this database")
+    _assert_one_line_error(clash, "nothing was written (4 problems):")
+    problems = [line for line in clash.err.splitlines() if line.startswith("  ")]
+    assert len(problems) == 4 and "already exists in this database" in problems[0]
     listed = cli("import", str(tmp_path / "x.jsonl"), "--dry-run", url=other)
-    assert listed.code == 1 and "would be refused: 4 problems" in listed.err
+    assert listed.code == 1 and "would be refused (4 problems):" in listed.err
+    assert [line for line in listed.err.splitlines() if line.startswith("  ")] == problems
 
 
 def test_import_of_a_tampered_file_is_refused(cli: Cli, tmp_path: Path) -> None:

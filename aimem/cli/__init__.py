@@ -4,7 +4,8 @@
 ``session`` holds one command's consoles and store, ``commands`` what each command
 does, ``ingest`` and ``chat`` the file readers behind ``aimem ingest``, ``status``
 the status screen and the demo, ``transfer`` export, import, backup, reinterpret
-and reembed. Nothing but ``main`` and ``parser`` is imported until a command runs.
+and reembed, ``shell`` many commands against stores kept open. Nothing but ``main``
+and ``parser`` is imported until a command runs.
 """
 
 from __future__ import annotations

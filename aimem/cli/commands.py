@@ -32,7 +32,7 @@ from ..render.terminal import MAX_LINES
 from ..render.text import shown_text
 from ..settings import Settings
 from .ingest import parse_lines, save_in_batches
-from .session import Session
+from .session import Session, print_line
 
 __all__ = [
     "CommandError",
@@ -41,12 +41,13 @@ __all__ = [
     "dump",
     "memories_table",
     "print_json",
+    "print_problems",
     "show_archived",
 ]
 
 log = logging.getLogger("aimem.cli")
 
-#: Bad lines of an ingest file listed one by one; the rest are counted.
+#: Problems (bad lines of an ingest or import file) listed one by one; the rest are counted.
 MAX_PROBLEMS_SHOWN = 20
 
 
@@ -75,6 +76,24 @@ def _text_arg(text: str) -> str:
 def count_of(n: int, noun: str, plural: str | None = None) -> str:
     """``"1 memory"`` / ``"3 memories"``."""
     return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
+def print_problems(s: Session, refusal: str, problems: list[str], count: int) -> None:
+    """A refusal as an error line, then its problems: the first few, and how many more.
+
+    ``count`` is how many there are, ``problems`` (the first of) them; one problem
+    fits on the error line itself.
+    """
+    error = ("error: ", "bold red")
+    if count == 1 and problems:
+        print_line(s.err, Text.assemble(error, f"{refusal}: {problems[0]}"))
+        return
+    print_line(s.err, Text.assemble(error, f"{refusal}:"))
+    shown = problems[:MAX_PROBLEMS_SHOWN]
+    for problem in shown:
+        print_line(s.err, Text(f"  {problem}", "red"))
+    if count > len(shown):
+        print_line(s.err, Text(f"  … and {count - len(shown)} more"))
 
 
 def _priority(memory: Memory) -> str:
@@ -353,14 +372,13 @@ def ingest(s: Session, args: argparse.Namespace) -> int:
         max_chars=settings.max_content_chars,
     )
     if problems:
-        s.err.print(
-            Text(f"error: {name}: {len(problems)} bad line(s); nothing was saved", "red"),
-            soft_wrap=True,
+        print_line(
+            s.err, Text(f"error: {name}: {len(problems)} bad line(s); nothing was saved", "red")
         )
         for problem in problems[:MAX_PROBLEMS_SHOWN]:
-            s.err.print(Text(f"  {problem}"), soft_wrap=True)
+            print_line(s.err, Text(f"  {problem}"))
         if len(problems) > MAX_PROBLEMS_SHOWN:
-            s.err.print(f"  … and {len(problems) - MAX_PROBLEMS_SHOWN} more")
+            print_line(s.err, Text(f"  … and {len(problems) - MAX_PROBLEMS_SHOWN} more"))
         return 1
     if not items:
         s.err.print(Text(f"Nothing to ingest: {name} has no non-empty lines."))

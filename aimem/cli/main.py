@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from .session import Session
 
-__all__ = ["main"]
+__all__ = ["main", "run"]
 
 Handler = Callable[["Session", argparse.Namespace], int]
 
@@ -43,8 +43,9 @@ def _handler(name: str) -> Handler:
 def _error(err: Console, message: str) -> int:
     from rich.text import Text
 
-    # soft_wrap: one line whatever the terminal width, so scripts can grep it.
-    err.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
+    from .session import print_line
+
+    print_line(err, Text.assemble(("error: ", "bold red"), message))
     return 1
 
 
@@ -72,8 +73,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from rich.console import Console
 
-    from ..exceptions import AimemError, NotFoundError
-    from .commands import CommandError
     from .session import Session
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
@@ -85,6 +84,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         judges=args.command in JUDGING_COMMANDS,
         wide=getattr(args, "wide", False),
     )
+    return run(session, args)
+
+
+def run(session: Session, args: argparse.Namespace) -> int:
+    """Run one parsed command in ``session``: its exit status, each error one message.
+
+    ``aimem shell`` calls this once per line, with sessions that share open stores.
+    """
+    from ..exceptions import AimemError, NotFoundError
+    from .commands import CommandError
+
     code = 1
     try:
         code = _handler(getattr(args, "handler", STATUS))(session, args)

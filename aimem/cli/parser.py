@@ -118,12 +118,23 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``aimem`` argument parser: global options, then one subcommand."""
     parser = argparse.ArgumentParser(
         prog="aimem",
-        description="Long-term memory for AI agents. With no command: status.",
+        description=(
+            "Long-term memory for AI agents. With no command: status (as `aimem status`)."
+        ),
         epilog="Run `aimem COMMAND --help` for a command's options.",
     )
     parser.add_argument("--version", action="version", version=f"aimem {__version__}")
     _store_options(parser, after=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+
+    _command(
+        sub,
+        "status",
+        STATUS,
+        "show the store, judge, embedder and counts (also `aimem` alone)",
+        "Show where the store is, which judge saves use, the embedder, the capacity "
+        "settings and how many memories the namespace holds. The same as `aimem` alone.",
+    )
 
     p = _command(
         sub,
@@ -369,6 +380,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--port", type=int, default=8765, help="HTTP port, 1-65535 (default: %(default)s)"
     )
 
+    _command(
+        sub,
+        "shell",
+        "shell:shell",
+        "run many commands against a store kept open (the embedder loads once)",
+        "Read commands as `aimem` takes them (`search tea --limit 3`), one a line, from a "
+        "terminal or a pipe, and run each against a store kept open between them: Python, "
+        "the store and an embedder (AIMEM_EMBEDDER=local loads torch and a model) load once "
+        "instead of once per command. `help` lists the commands; `exit` or end of input "
+        "leaves. Exit status: the last failed command's, else 0.",
+    )
+
     p = _command(
         sub,
         "import-aigpt",
@@ -409,7 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub,
         "demo",
         "status:demo",
-        "offline demo: judge a dozen memories and forget the least important",
+        "offline demo: judge varied memories, then forget the least important",
     )
     p.add_argument(
         "--max-memories",

@@ -1,8 +1,9 @@
 """One command's surroundings: its consoles, its store (opened on first use), how it shows ids.
 
 Also where the CLI keeps what it prints around a command's own output: the offline-judge
-notice (printed once, after the output of a command that succeeded) and progress bars
-(on stderr, only when stderr is a terminal, so scripts and ``--json`` stay clean).
+notice (printed once, after the output of a command that succeeded), progress bars (on
+stderr, only when stderr is a terminal, so scripts and ``--json`` stay clean), and how a
+message line is printed (``print_line``: wrapped at words on a terminal, one line in a pipe).
 """
 
 from __future__ import annotations
@@ -21,14 +22,25 @@ from ..sync import MemoryStore
 
 if TYPE_CHECKING:
     from ..judges.base import Judge
+    from .shell import StorePool
 
-__all__ = ["Progress", "Session"]
+__all__ = ["Progress", "Session", "print_line"]
 
 #: ``progress(done, total)``, as the store's bulk methods call it.
 Progress = Callable[[int, int], None]
 
 #: The offline-judge notice is printed once per process (as the library logs it).
 _noticed = False
+
+
+def print_line(console: Console, text: Text) -> None:
+    """A message (an error, a notice): wrapped at words on a terminal, one line elsewhere.
+
+    A terminal would cut a long line mid-word at its edge, so rich wraps it at word
+    boundaries to the terminal's width; in a pipe or a file it stays one line, which
+    scripts can grep.
+    """
+    console.print(text, soft_wrap=not console.is_terminal)
 
 
 class Session:
@@ -48,6 +60,7 @@ class Session:
         *,
         judges: bool = True,
         wide: bool = False,
+        pool: StorePool | None = None,
     ):
         self.database_url = database_url
         self.namespace = namespace
@@ -61,6 +74,7 @@ class Session:
         #: Printed by ``finish`` after a successful command (the offline-judge notice).
         self.notice: str | None = None
         self._judges = judges
+        self._pool = pool
         self._store: MemoryStore | None = None
 
     @property
@@ -70,8 +84,12 @@ class Session:
         Commands that never judge get the offline judge, so that reading memories does
         not build a client for a judge it never calls. When a judging command falls back
         to the offline judge, the notice saying so waits for ``finish`` instead of being
-        logged ahead of the command's output (or of its error).
+        logged ahead of the command's output (or of its error). In ``aimem shell`` the
+        store comes from the shell's pool, open already after its first command.
         """
+        if self._store is None and self._pool is not None:
+            self._store, offline = self._pool.open(self.database_url, self.namespace, self)
+            self.notice = HEURISTIC_NOTICE if self._judges and offline else None
         if self._store is None:
             judge: Judge | None = OfflineOnUse()
             notice = None
@@ -87,12 +105,13 @@ class Session:
                 self.database_url,
                 judge=judge,
                 namespace=self.namespace,
-                on_archive=self._on_archive,
+                on_archive=self.on_archive,
             )
             self.notice = notice
         return self._store
 
-    def _on_archive(self, memories: list[Memory]) -> None:
+    def on_archive(self, memories: list[Memory]) -> None:
+        """Collect what the store archived (its ``on_archive`` callback)."""
         self.archived_total += len(memories)
         if self.keep_archived:
             self.archived.extend(memories)
@@ -144,15 +163,14 @@ class Session:
         if code == 0 and self.notice is not None and not _noticed:
             _noticed = True
             self.out.file.flush()  # the output first, also when both streams share one pipe
-            # soft_wrap: one line whatever the width, as the error lines are.
-            self.err.print(Text(self.notice, style="dim"), soft_wrap=True)
+            print_line(self.err, Text(self.notice, style="dim"))
         self.notice = None
 
     def close(self) -> None:
-        """Close the store if a command opened it."""
-        if self._store is not None:
+        """Close the store if a command opened it (a shell's pool keeps its own open)."""
+        if self._store is not None and self._pool is None:
             self._store.close()
-            self._store = None
+        self._store = None
 
 
 class OfflineOnUse:

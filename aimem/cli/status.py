@@ -109,7 +109,7 @@ def embedder_line(spec: str | None) -> str:
 
 
 def demo(s: Session, args: argparse.Namespace) -> int:
-    """Save a dozen varied memories into a temporary store and show what was forgotten."""
+    """Save ``DEMO_MEMORIES`` into a temporary store and show what was forgotten."""
     console, max_memories = s.out, args.max_memories
     forgotten: list[Memory] = []
     with tempfile.TemporaryDirectory(prefix="aimem-demo-") as tmp:

@@ -10,12 +10,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.text import Text
-
 from ..embedder_spec import SPEC_HELP, parse_spec
 from ..exceptions import ValidationError
 from ..judges.heuristic import HeuristicJudge
-from ..settings import Settings
+from ..settings import Settings, default_database_url
 from ..sync import MemoryStore
 from .commands import (
     CommandError,
@@ -24,6 +22,7 @@ from .commands import (
     dump,
     memories_table,
     print_json,
+    print_problems,
     show_archived,
 )
 
@@ -44,16 +43,15 @@ def export(s: Session, args: argparse.Namespace) -> int:
 def import_(s: Session, args: argparse.Namespace) -> int:
     """``aimem import PATH``: load an export file, all or nothing (``--dry-run`` checks only).
 
-    With ``--json`` a refused import prints its report too (``ok`` false, the problems in
-    ``errors``) and exits 1, as a refused dry run does.
+    A refused import lists its problems (the first few, and how many more); with
+    ``--json`` it prints its report instead (``ok`` false, the first problems in
+    ``errors``, how many in ``problems``) and exits 1, as a refused dry run does.
     """
     path = Path(args.path)
     try:
         with s.progress("importing") as progress:
             report = s.store.import_from(path, dry_run=args.dry_run, progress=progress)
     except ValidationError:
-        if not args.json:
-            raise
         # Refused, nothing written: the same checks again as a dry run give the report.
         report = s.store.import_from(path, dry_run=True)
         if report.ok:  # the database changed in between: the refusal stands
@@ -64,9 +62,12 @@ def import_(s: Session, args: argparse.Namespace) -> int:
         print_json(dump(report))
         return 0 if report.ok else 1
     if not report.ok:
-        for problem in report.errors:
-            s.err.print(Text(f"  {problem}", style="red"), soft_wrap=True)
-        s.err.print(f"The file would be refused: {count_of(len(report.errors), 'problem')}.")
+        refusal = (
+            "The file would be refused" if report.dry_run else "Import refused, nothing was written"
+        )
+        if report.problems > 1:
+            refusal += f" ({count_of(report.problems, 'problem')})"
+        print_problems(s, refusal, report.errors, report.problems)
         return 1
     verb = "Would import" if report.dry_run else "Imported"
     s.out.print(
@@ -80,7 +81,18 @@ def import_(s: Session, args: argparse.Namespace) -> int:
 
 
 def backup(s: Session, args: argparse.Namespace) -> int:
-    """``aimem backup PATH``: the whole database file, via SQLite's online backup API."""
+    """``aimem backup PATH``: the whole database file, via SQLite's online backup API.
+
+    A store on a server has no file to copy: that is said before connecting, naming
+    the server's tools and this CLI's own way to a file, ``aimem export``.
+    """
+    url = Settings.load(database_url=s.database_url).database_url or default_database_url()
+    if not url.startswith("sqlite"):
+        raise CommandError(
+            "`aimem backup` copies a SQLite file; a PostgreSQL store is backed up with the "
+            "server's tools (pg_dump, or your managed backups), or one namespace at a time "
+            "with `aimem export PATH` (and `aimem import PATH` to load it)"
+        )
     target = s.store.backup(Path(args.path))
     s.out.print(f"Backed up the database to {target}.")
     return 0

@@ -459,19 +459,18 @@ class Backend:
         """Check the file against the database, then (unless ``dry_run``) write it.
 
         Clashes (ids, keys, active duplicates, vector dimensions) are added to
-        ``parsed.errors`` and nothing is written. Returns ``(imported ids, memories the
-        capacity manager archived)``.
+        ``parsed`` and nothing is written. Returns ``(imported ids, memories the capacity
+        manager archived)``.
         """
         if dry_run:
-            parsed.errors += self._reading(
-                lambda conn: sql_transfer.conflicts(conn, namespace, parsed, embedder)
-            )
+            found = self._reading(lambda c: sql_transfer.conflicts(c, namespace, parsed, embedder))
+            parsed.fail_all(found)
             return [], []
 
         def work(conn: Connection) -> tuple[list[str], list[Memory]]:
             clashes = sql_transfer.conflicts(conn, namespace, parsed, embedder)
             if clashes:
-                parsed.errors += clashes
+                parsed.fail_all(clashes)
                 return [], []
             ids = sql_transfer.write_import(conn, namespace, parsed)
             # What the user restored stays, as it did where it came from (see restore()).

@@ -25,19 +25,16 @@ statements. PostgreSQL stores began at version 4; version 5 is the first step.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from sqlalchemy import Connection, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlmodel import SQLModel
 
 from ..exceptions import StorageError
-from .schema import SCHEMA_VERSION, MetaRow
+from .schema import META, METADATA, SCHEMA_VERSION
 from .sql_migrations import readable_interpretations
 
 __all__ = ["MIGRATIONS", "create_schema", "migrate", "stored_version"]
 
-_META: Any = MetaRow.__table__  # type: ignore[attr-defined]
 #: The advisory lock key under which the schema is created or migrated.
 SCHEMA_LOCK = 0x61696D656D  # "aimem"
 
@@ -197,7 +194,7 @@ _REVISION_KEY = "pg_triggers"
 #: Every column of each table aimem creates, by table: a table of that name without them
 #: is another application's (a ``memories (id, body)`` of its own).
 _OUR_COLUMNS = {
-    **{t.name: frozenset(t.columns.keys()) for t in SQLModel.metadata.sorted_tables},
+    **{t.name: frozenset(t.columns.keys()) for t in METADATA.sorted_tables},
     "aimem_fts_stats": frozenset({"namespace", *_FTS}),
 }
 _TABLE_COLUMNS = text(
@@ -237,7 +234,7 @@ def stored_version(conn: Connection) -> int | None:
     if not exists:
         return None
     value = conn.execute(
-        select(_META.c.value).where(_META.c.key == "schema_version")
+        select(META.c.value).where(META.c.key == "schema_version")
     ).scalar_one_or_none()
     if value is None:
         return None
@@ -253,19 +250,19 @@ def stored_version(conn: Connection) -> int | None:
 def _triggers_revision(conn: Connection) -> int:
     """The revision of the functions and triggers in place (1 before it was stamped)."""
     value = conn.execute(
-        select(_META.c.value).where(_META.c.key == _REVISION_KEY)
+        select(META.c.value).where(META.c.key == _REVISION_KEY)
     ).scalar_one_or_none()
     return int(value) if value is not None and str(value).isdigit() else 1
 
 
 def create_schema(conn: Connection) -> None:
     """Create every table, index, function and trigger, stamped with this version."""
-    SQLModel.metadata.create_all(conn)
+    METADATA.create_all(conn)
     for ddl in _TRIGGER_DDL:
         conn.exec_driver_sql(ddl)
     if stored_version(conn) is None:
-        conn.execute(_META.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
-    stamp = pg_insert(_META).values(key=_REVISION_KEY, value=str(TRIGGERS_REVISION))
+        conn.execute(META.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+    stamp = pg_insert(META).values(key=_REVISION_KEY, value=str(TRIGGERS_REVISION))
     conn.execute(
         stamp.on_conflict_do_update(index_elements=["key"], set_={"value": stamp.excluded.value})
     )
@@ -299,5 +296,5 @@ def migrate(conn: Connection) -> None:
         MIGRATIONS[version](conn)
     create_schema(conn)  # new tables, indexes and triggers of this version
     conn.execute(
-        update(_META).where(_META.c.key == "schema_version").values(value=str(SCHEMA_VERSION))
+        update(META).where(META.c.key == "schema_version").values(value=str(SCHEMA_VERSION))
     )

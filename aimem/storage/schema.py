@@ -1,7 +1,11 @@
-"""The portable schema: table models, indexes and the schema version.
+"""The portable schema: tables, indexes and the schema version.
 
 Only ``storage/`` uses these; callers get detached ``aimem.Memory`` snapshots. What a
 dialect adds (SQLite's keyword index and triggers) lives with that dialect.
+
+Plain SQLAlchemy Core tables on one ``METADATA``: every statement aimem runs is Core, so
+an ORM layer (sqlmodel's classes, ``sqlalchemy.orm``) would only cost each process its
+import (about 60 ms of a CLI command's start).
 """
 
 from __future__ import annotations
@@ -9,20 +13,33 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import DateTime, Index, LargeBinary, String, Text, TypeDecorator
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    TypeDecorator,
+)
 from sqlalchemy.engine import Dialect
-from sqlmodel import Column, Field, SQLModel
 
 __all__ = [
+    "CORE",
+    "COUNTS",
+    "HISTORY",
+    "KEYS",
+    "MEMORIES",
+    "META",
+    "METADATA",
     "SCHEMA_VERSION",
-    "CoreRow",
-    "HistoryRow",
-    "IdempotencyRow",
-    "MemoryRow",
-    "MetaRow",
-    "NamespaceCountRow",
-    "VectorRow",
-    "VersionRow",
+    "VECTORS",
+    "VERSIONS",
     "utcnow",
 ]
 
@@ -60,170 +77,177 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def _when(nullable: bool = False) -> Any:
-    return Field(default=None, sa_column=Column(UTCDateTime(), nullable=nullable))
+def _when(name: str, *, nullable: bool = False) -> Column[Any]:
+    return Column(name, UTCDateTime(), nullable=nullable)
 
 
-class MemoryRow(SQLModel, table=True):
-    """One memory. ``seq`` is a stable integer rowid for the keyword index."""
-
-    __tablename__ = "memories"
-    __table_args__ = (
-        # Capacity check and priority listing: active (archived_at NULL), unpinned rows of a
-        # namespace in forgetting order, answered from the index without touching every row.
-        Index(
-            "ix_memories_capacity",
-            "namespace",
-            "archived_at",
-            "pinned",
-            "priority_score",
-            "created_at",
-            "id",
-        ),
-        Index("ix_memories_recent", "namespace", "archived_at", "created_at"),
-        Index("ix_memories_hash", "namespace", "content_hash"),
-        Index("ix_memories_restored", "namespace", "restored_at"),
-        Index("ix_memories_contested", "namespace", "contested_by"),
-    )
-
-    seq: int | None = Field(default=None, primary_key=True)
-    id: str = Field(sa_column=Column(String(36), unique=True, nullable=False))
-    namespace: str = Field(sa_column=Column(String(64), nullable=False))
-    content: str = Field(sa_column=Column(Text, nullable=False))
-    content_hash: str = Field(sa_column=Column(String(64), nullable=False))
-    #: Keyword terms of content, interpretation and recall terms (``keywords.memory_terms``),
-    #: unprefixed; the index triggers prefix each with the namespace.
-    terms: str = Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
-    #: Words that help find the memory (a slot's synonyms), indexed but never shown.
-    recall_terms: str = Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
-    interpreted_content: str = Field(sa_column=Column(Text, nullable=False))
-    emotional_impact: float | None = None
-    user_relevance: float | None = None
-    novelty: float | None = None
-    utility: float | None = None
-    priority_score: float | None = None
-    rationale: str = ""
-    user_context: str | None = None
-    score_source: str
-    model: str | None = None
-    prompt_version: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    judge_latency_ms: float = 0.0
-    judge_retries: int = 0
-    created_at: datetime = _when()
-    updated_at: datetime = _when()
-    last_accessed_at: datetime = _when()
-    access_count: int = 0
-    pinned: bool = False
-    version: int = 1
-    archived_at: datetime | None = _when(nullable=True)
-    archive_reason: str | None = None
-    #: The memory that made this one out of date (archive_reason "superseded").
-    superseded_by: str | None = Field(default=None, sa_column=Column(String(36), nullable=True))
-    #: When the user last restored it: later saves retire it only by naming that very fact.
-    restored_at: datetime | None = _when(nullable=True)
-    #: A newer memory that states another value for the same thing: search ranks it first.
-    contested_by: str | None = Field(default=None, sa_column=Column(String(36), nullable=True))
+def _text(name: str, *, default: str | None = None, nullable: bool = False) -> Column[Any]:
+    """A string column of no set length (VARCHAR), with a Python-side default if given."""
+    return Column(name, String(), nullable=nullable, default=default)
 
 
-class VersionRow(SQLModel, table=True):
-    """A memory as it was before an ``update`` replaced it; deleted with the memory.
-
-    The history says when things changed; this keeps what a memory said, so an edit
-    never loses the earlier wording, interpretation or scores.
-    """
-
-    __tablename__ = "memory_versions"
-    __table_args__ = (Index("ix_versions_memory", "memory_id", "version"),)
-
-    id: int | None = Field(default=None, primary_key=True)
-    memory_id: str = Field(sa_column=Column(String(36), nullable=False))
-    namespace: str = Field(sa_column=Column(String(64), nullable=False))
-    version: int
-    content: str = Field(sa_column=Column(Text, nullable=False))
-    interpreted_content: str = Field(sa_column=Column(Text, nullable=False))
-    emotional_impact: float | None = None
-    user_relevance: float | None = None
-    novelty: float | None = None
-    utility: float | None = None
-    priority_score: float | None = None
-    rationale: str = ""
-    score_source: str
-    model: str | None = None
-    prompt_version: str | None = None
-    replaced_at: datetime = _when()
+def _id(name: str, *, nullable: bool = False, **kw: Any) -> Column[Any]:
+    return Column(name, String(36), nullable=nullable, **kw)
 
 
-class HistoryRow(SQLModel, table=True):
-    """Append-only log of what happened to memories (never their text, so delete is final)."""
-
-    __tablename__ = "memory_history"
-    __table_args__ = (Index("ix_history_memory", "memory_id", "id"),)
-
-    id: int | None = Field(default=None, primary_key=True)
-    memory_id: str = Field(sa_column=Column(String(36), nullable=False))
-    namespace: str = Field(sa_column=Column(String(64), nullable=False))
-    event: str
-    version: int
-    at: datetime = _when()
-    detail: str = "{}"
+def _namespace(**kw: Any) -> Column[Any]:
+    return Column("namespace", String(64), nullable=False, **kw)
 
 
-class IdempotencyRow(SQLModel, table=True):
-    """A caller's idempotency key -> the memory its first save produced (per namespace).
-
-    Kept apart from ``memories`` so one memory can answer several keys (a keyed save
-    of an exact duplicate adopts the existing memory); deleting the memory frees them.
-    """
-
-    __tablename__ = "idempotency_keys"
-
-    namespace: str = Field(sa_column=Column(String(64), primary_key=True))
-    key: str = Field(sa_column=Column(String(200), primary_key=True))
-    memory_id: str = Field(sa_column=Column(String(36), nullable=False, index=True))
-    content_hash: str = Field(sa_column=Column(String(64), nullable=False))
-    created_at: datetime = _when()
+def _count(name: str, default: int | None = 0) -> Column[Any]:
+    return Column(name, Integer(), nullable=False, default=default)
 
 
-class CoreRow(SQLModel, table=True):
-    """Identity / personality text of a namespace: never pruned."""
-
-    __tablename__ = "core"
-
-    namespace: str = Field(primary_key=True)
-    text: str = ""
-    updated_at: datetime = _when()
+def _score(name: str) -> Column[Any]:
+    return Column(name, Float(), nullable=True)
 
 
-class NamespaceCountRow(SQLModel, table=True):
-    """Active, unpinned, judged memories per namespace, kept exact by triggers.
-
-    The capacity check reads this one row instead of counting an index range, so its
-    cost does not grow with the store.
-    """
-
-    __tablename__ = "namespace_counts"
-
-    namespace: str = Field(primary_key=True)
-    capped: int = 0
+def _judged() -> list[Column[Any]]:
+    """The judgement's columns, as ``memories`` and ``memory_versions`` both keep them."""
+    return [
+        *(_score(c) for c in ("emotional_impact", "user_relevance", "novelty", "utility")),
+        _score("priority_score"),
+        _text("rationale", default=""),
+    ]
 
 
-class VectorRow(SQLModel, table=True):
-    """One memory's embedding (float32, unit length), written in the save's transaction."""
+METADATA = MetaData()
 
-    __tablename__ = "memory_vectors"
+#: One memory. ``seq`` is a stable integer rowid for the keyword index.
+MEMORIES = Table(
+    "memories",
+    METADATA,
+    Column("seq", Integer(), primary_key=True),
+    _id("id", unique=True),
+    _namespace(),
+    Column("content", Text(), nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    # Keyword terms of content, interpretation and recall terms (``keywords.memory_terms``),
+    # unprefixed; the index triggers prefix each with the namespace.
+    Column("terms", Text(), nullable=False, server_default=""),
+    # Words that help find the memory (a slot's synonyms), indexed but never shown.
+    Column("recall_terms", Text(), nullable=False, server_default=""),
+    Column("interpreted_content", Text(), nullable=False),
+    *_judged(),
+    _text("user_context", nullable=True),
+    _text("score_source"),
+    _text("model", nullable=True),
+    _text("prompt_version", nullable=True),
+    _count("prompt_tokens"),
+    _count("completion_tokens"),
+    Column("judge_latency_ms", Float(), nullable=False, default=0.0),
+    _count("judge_retries"),
+    _when("created_at"),
+    _when("updated_at"),
+    _when("last_accessed_at"),
+    _count("access_count"),
+    Column("pinned", Boolean(), nullable=False, default=False),
+    _count("version", default=1),
+    _when("archived_at", nullable=True),
+    _text("archive_reason", nullable=True),
+    # The memory that made this one out of date (archive_reason "superseded").
+    _id("superseded_by", nullable=True),
+    # When the user last restored it: later saves retire it only by naming that very fact.
+    _when("restored_at", nullable=True),
+    # A newer memory that states another value for the same thing: search ranks it first.
+    _id("contested_by", nullable=True),
+    # Capacity check and priority listing: active (archived_at NULL), unpinned rows of a
+    # namespace in forgetting order, answered from the index without touching every row.
+    Index(
+        "ix_memories_capacity",
+        "namespace",
+        "archived_at",
+        "pinned",
+        "priority_score",
+        "created_at",
+        "id",
+    ),
+    Index("ix_memories_recent", "namespace", "archived_at", "created_at"),
+    Index("ix_memories_hash", "namespace", "content_hash"),
+    Index("ix_memories_restored", "namespace", "restored_at"),
+    Index("ix_memories_contested", "namespace", "contested_by"),
+)
 
-    seq: int = Field(primary_key=True)  # memories.seq
-    model: str
-    dim: int
-    vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+#: A memory as it was before an ``update`` replaced it; deleted with the memory. The
+#: history says when things changed; this keeps what a memory said, so an edit never
+#: loses the earlier wording, interpretation or scores.
+VERSIONS = Table(
+    "memory_versions",
+    METADATA,
+    Column("id", Integer(), primary_key=True),
+    _id("memory_id"),
+    _namespace(),
+    _count("version", default=None),
+    Column("content", Text(), nullable=False),
+    Column("interpreted_content", Text(), nullable=False),
+    *_judged(),
+    _text("score_source"),
+    _text("model", nullable=True),
+    _text("prompt_version", nullable=True),
+    _when("replaced_at"),
+    Index("ix_versions_memory", "memory_id", "version"),
+)
 
+#: Append-only log of what happened to memories (never their text, so delete is final).
+HISTORY = Table(
+    "memory_history",
+    METADATA,
+    Column("id", Integer(), primary_key=True),
+    _id("memory_id"),
+    _namespace(),
+    _text("event"),
+    _count("version", default=None),
+    _when("at"),
+    _text("detail", default="{}"),
+    Index("ix_history_memory", "memory_id", "id"),
+)
 
-class MetaRow(SQLModel, table=True):
-    """Key/value facts about the database itself (the schema version)."""
+#: A caller's idempotency key -> the memory its first save produced (per namespace). Kept
+#: apart from ``memories`` so one memory can answer several keys (a keyed save of an
+#: exact duplicate adopts the existing memory); deleting the memory frees them.
+KEYS = Table(
+    "idempotency_keys",
+    METADATA,
+    _namespace(primary_key=True),
+    Column("key", String(200), primary_key=True),
+    _id("memory_id", index=True),
+    Column("content_hash", String(64), nullable=False),
+    _when("created_at"),
+)
 
-    __tablename__ = "aimem_meta"
+#: Identity / personality text of a namespace: never pruned.
+CORE = Table(
+    "core",
+    METADATA,
+    Column("namespace", String(), primary_key=True),
+    _text("text", default=""),
+    _when("updated_at"),
+)
 
-    key: str = Field(primary_key=True)
-    value: str
+#: Active, unpinned, judged memories per namespace, kept exact by triggers. The capacity
+#: check reads this one row instead of counting an index range, so its cost does not
+#: grow with the store.
+COUNTS = Table(
+    "namespace_counts",
+    METADATA,
+    Column("namespace", String(), primary_key=True),
+    _count("capped"),
+)
+
+#: One memory's embedding (float32, unit length), written in the save's transaction.
+VECTORS = Table(
+    "memory_vectors",
+    METADATA,
+    Column("seq", Integer(), primary_key=True),  # memories.seq
+    _text("model"),
+    _count("dim", default=None),
+    Column("vector", LargeBinary(), nullable=False),
+)
+
+#: Key/value facts about the database itself (the schema version).
+META = Table(
+    "aimem_meta",
+    METADATA,
+    Column("key", String(), primary_key=True),
+    _text("value"),
+)

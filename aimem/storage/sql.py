@@ -18,7 +18,6 @@ from sqlalchemy import (
     Boolean,
     Connection,
     Integer,
-    Table,
     bindparam,
     case,
     func,
@@ -37,18 +36,16 @@ from ..exceptions import ConflictError, NotFoundError, StorageError
 from ..ids import content_hash, new_id
 from ..keywords import memory_terms
 from ..models import Interpretation, Memory
-from .schema import (
-    CoreRow,
-    HistoryRow,
-    IdempotencyRow,
-    MemoryRow,
-    NamespaceCountRow,
-    VectorRow,
-    VersionRow,
-    utcnow,
-)
+from .schema import CORE, COUNTS, HISTORY, KEYS, MEMORIES, VECTORS, VERSIONS, utcnow
 
 __all__ = [
+    "CORE",
+    "COUNTS",
+    "HISTORY",
+    "KEYS",
+    "MEMORIES",
+    "VECTORS",
+    "VERSIONS",
     "NewMemory",
     "SearchFilters",
     "active_duplicate",
@@ -76,13 +73,6 @@ __all__ = [
     "set_fields",
 ]
 
-MEMORIES: Table = MemoryRow.__table__  # type: ignore[attr-defined]
-HISTORY: Table = HistoryRow.__table__  # type: ignore[attr-defined]
-CORE: Table = CoreRow.__table__  # type: ignore[attr-defined]
-COUNTS: Table = NamespaceCountRow.__table__  # type: ignore[attr-defined]
-VECTORS: Table = VectorRow.__table__  # type: ignore[attr-defined]
-KEYS: Table = IdempotencyRow.__table__  # type: ignore[attr-defined]
-VERSIONS: Table = VersionRow.__table__  # type: ignore[attr-defined]
 m = MEMORIES.c
 
 # Statements on the save path are built once: constructing a SQLAlchemy expression

@@ -20,8 +20,6 @@ from .sql_history import VERSION_FIELDS
 
 __all__ = ["conflicts", "export_data", "write_import"]
 
-_MAX_ERRORS = 20
-
 
 def export_data(conn: Connection, namespace: str, *, include_history: bool) -> ExportData:
     """Everything ``transfer.export_lines`` writes for a namespace, from one snapshot."""
@@ -125,7 +123,7 @@ def conflicts(
     current_core = q.get_core(conn, namespace)
     if parsed.core is not None and current_core and current_core != parsed.core.text:
         problems.append("this namespace already has a different core text; clear it first")
-    return problems[:_MAX_ERRORS]
+    return problems
 
 
 # -- import: write ---------------------------------------------------------------------

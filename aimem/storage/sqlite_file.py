@@ -26,10 +26,9 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import QueuePool, StaticPool
-from sqlmodel import SQLModel
 
 from ..exceptions import StorageError
-from . import schema  # noqa: F401 - defines the tables in SQLModel.metadata
+from .schema import METADATA
 
 __all__ = ["BUSY_TIMEOUT_MS", "FileState", "Target", "enable_wal", "inspect", "make_engine"]
 
@@ -49,7 +48,7 @@ AIMEM_TABLES = frozenset(
     }
 )
 #: The columns each of them has: a table of one of these names without them is not ours.
-_COLUMNS = {t.name: frozenset(t.columns.keys()) for t in SQLModel.metadata.sorted_tables}
+_COLUMNS = {t.name: frozenset(t.columns.keys()) for t in METADATA.sorted_tables}
 _URL_HINT = "use a URL such as sqlite:///agent.db (or sqlite:///:memory: for a store in memory)"
 
 

@@ -16,14 +16,12 @@ memory without the store's framing words (``sql_migrations.readable_interpretati
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from sqlalchemy import Connection, bindparam, inspect, select, update
-from sqlmodel import SQLModel
 
 from ..exceptions import StorageError
 from ..keywords import memory_terms
-from .schema import SCHEMA_VERSION, MemoryRow, MetaRow
+from .schema import MEMORIES, META, METADATA, SCHEMA_VERSION
 from .sql_migrations import readable_interpretations
 
 __all__ = ["create_schema", "migrate", "stored_version"]
@@ -122,8 +120,6 @@ SQLITE_TRIGGER_DDL = (
 
 log = logging.getLogger("aimem")
 
-_META: Any = MetaRow.__table__  # type: ignore[attr-defined]
-_MEMORIES: Any = MemoryRow.__table__  # type: ignore[attr-defined]
 _BATCH = 2000
 
 
@@ -132,18 +128,18 @@ def stored_version(conn: Connection) -> int | None:
     if not inspect(conn).has_table("aimem_meta"):
         return None
     value = conn.execute(
-        select(_META.c.value).where(_META.c.key == "schema_version")
+        select(META.c.value).where(META.c.key == "schema_version")
     ).scalar_one_or_none()
     return None if value is None else int(value)
 
 
 def create_schema(conn: Connection) -> None:
     """Create every table, index and trigger (those missing), stamped with this version."""
-    SQLModel.metadata.create_all(conn)
+    METADATA.create_all(conn)
     for ddl in (*SQLITE_FTS_DDL, *SQLITE_TRIGGER_DDL):
         conn.exec_driver_sql(ddl)
     if stored_version(conn) is None:
-        conn.execute(_META.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+        conn.execute(META.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
 
 
 def migrate(conn: Connection) -> None:
@@ -163,7 +159,7 @@ def migrate(conn: Connection) -> None:
         )
     if stored == SCHEMA_VERSION:
         return
-    SQLModel.metadata.create_all(conn)  # version 2's idempotency_keys, among others
+    METADATA.create_all(conn)  # version 2's idempotency_keys, among others
     if stored < 3:
         _namespaced_keyword_terms(conn)
     if stored < 4:
@@ -173,7 +169,7 @@ def migrate(conn: Connection) -> None:
     for ddl in (*SQLITE_FTS_DDL, *SQLITE_TRIGGER_DDL):
         conn.exec_driver_sql(ddl)
     conn.execute(
-        update(_META).where(_META.c.key == "schema_version").values(value=str(SCHEMA_VERSION))
+        update(META).where(META.c.key == "schema_version").values(value=str(SCHEMA_VERSION))
     )
 
 
@@ -217,7 +213,7 @@ def _namespaced_keyword_terms(conn: Connection) -> None:
         conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
     total = 0
     last = 0
-    m = _MEMORIES.c
+    m = MEMORIES.c
     while True:
         rows = conn.execute(
             select(m.seq, m.content, m.interpreted_content)
@@ -228,7 +224,7 @@ def _namespaced_keyword_terms(conn: Connection) -> None:
         if not rows:
             break
         conn.execute(
-            update(_MEMORIES).where(m.seq == bindparam("b_seq")).values(terms=bindparam("b_terms")),
+            update(MEMORIES).where(m.seq == bindparam("b_seq")).values(terms=bindparam("b_terms")),
             [{"b_seq": seq, "b_terms": memory_terms(c, i)} for seq, c, i in rows],
         )
         total += len(rows)
