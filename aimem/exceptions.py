@@ -45,6 +45,12 @@ class ValidationError(AimemError, ValueError):
 class AmbiguousIdError(ValidationError):
     """An id prefix matched several memories: give more characters (as git does)."""
 
+    def __init__(self, message: str, *, prefix: str = "", matches: int = 0) -> None:
+        super().__init__(message)
+        #: The prefix as the caller gave it, and how many memories it matched (at least).
+        self.prefix = prefix
+        self.matches = matches
+
 
 class NotFoundError(AimemError, KeyError):
     """No memory with the given id exists in the store's namespace."""

@@ -33,10 +33,8 @@ log = logging.getLogger("aimem")
 
 #: Said once per process when a store falls back to the offline judge (the CLI prints it
 #: itself, after a command's output).
-HEURISTIC_NOTICE = (
-    "aimem: no OPENAI_API_KEY or OPENAI_BASE_URL configured, so memories are judged "
-    "offline by the built-in HeuristicJudge. Set one of them to use an LLM judge."
-)
+#: Short enough for one line of an 80-column terminal (the CLI prints it after a command).
+HEURISTIC_NOTICE = "aimem: judged offline (HeuristicJudge); set OPENAI_API_KEY or OPENAI_BASE_URL"
 
 _warned_heuristic = False
 

@@ -401,7 +401,9 @@ class AsyncMemoryStore(Portability):
             many = "2 memories" if len(found) == 2 else "3 or more memories"
             raise AmbiguousIdError(
                 f"id prefix {memory_id!r} matches {many} ({', '.join(found[:2])}"
-                f"{', ...' if len(found) > 2 else ''}): give more characters"
+                f"{', ...' if len(found) > 2 else ''}): give more characters",
+                prefix=memory_id,
+                matches=len(found),
             )
         return found[0]
 

@@ -102,13 +102,29 @@ def _words_intact(message: str, printed: str) -> None:
         assert word in shown, f"{word!r} split across lines:\n{printed}"
 
 
-def test_the_judge_notice_wraps_at_words_in_an_80_column_terminal(db_url: str) -> None:
-    assert len(HEURISTIC_NOTICE) > COLS
+def test_the_judge_notice_is_one_line_of_an_80_column_terminal(db_url: str) -> None:
+    assert len(HEURISTIC_NOTICE) < COLS
     run = run_in_pty([AIMEM, "save", "I live in Porto."], _env(db_url), cols=COLS)
     assert run.code == 0, run.describe()
-    notice = run.err[run.err.index("aimem: no OPENAI") :]
-    assert len(notice.strip().splitlines()) >= 2, "wrapped, not cut by the terminal"
-    _words_intact(HEURISTIC_NOTICE, notice)
+    [notice] = [line for line in run.err_lines if "HeuristicJudge" in line]
+    assert notice.strip() == HEURISTIC_NOTICE, run.describe()
+
+
+def test_common_id_errors_fit_one_line_of_an_80_column_terminal(db_url: str) -> None:
+    with aimem.MemoryStore(db_url, judge=aimem.HeuristicJudge(), min_priority_score=0) as store:
+        ids = [m.id for m in store.save_many([f"I keep plant {n} on the balcony" for n in "ABC"])]
+    shared = os.path.commonprefix(ids)  # noqa: RUF071 (ids are strings, not paths)
+    assert len(shared) >= 4, ids
+    for argv, says in (
+        (["show", shared], "matches"),
+        (["show", shared[:2]], "a prefix needs"),
+        (["pin", "ffff0000"], "no memory with id 'ffff0000'"),
+        (["--namespace", "bob", "history", "ffff0000"], "in namespace 'bob'"),
+    ):
+        run = run_in_pty([AIMEM, *argv], _env(db_url), cols=COLS)
+        assert run.code == 1 and len(run.err_lines) == 1, run.describe()
+        assert run.err_lines[0].startswith("error: ") and says in run.err_lines[0]
+        assert len(run.err_lines[0].rstrip()) <= COLS, run.describe()
 
 
 def test_a_long_error_wraps_at_words_on_a_terminal_and_is_one_line_in_a_pipe(

@@ -1044,8 +1044,27 @@ def _cli_import_aigpt(c: Cli) -> None:
     c.raw("core", "--set", CORES[ALICE])
 
 
+def _cli_status(c: Cli) -> None:
+    # `aimem status` is bare `aimem`: alice's counts, never bob's.
+    alice = counts(c.world.url, ALICE)
+    assert f"{alice['count']} active, {alice['archived']} archived" in c("status").out
+
+
+def _cli_shell(c: Cli) -> None:
+    # One store kept open for many lines: each line is alice's, as the one-shot command.
+    bob_id = c.world.ids[BOB]["active"]
+    lines = ["list --all --json", f"search '{PROBE}' --all", f"show {bob_id}", "stats", "exit"]
+    run = c.raw("shell", stdin="\n".join(lines) + "\n")
+    assert run.code == 1, "the failed `show` of bob's id is the shell's exit status"
+    assert "no memory with id" in run.err and f"namespace {ALICE!r}" in run.err
+    c.leaks.check(run.out + run.err, "aimem shell", echo=[bob_id, PROBE])
+    assert all(memory_id in run.out for memory_id in c.world.alice.values())
+
+
 #: Every subcommand, in the order they run.
 CLI_CASES: dict[str, CliCase] = {
+    "status": _cli_status,
+    "shell": _cli_shell,
     "list": _cli_list,
     "search": _cli_search,
     "show": _cli_show,

@@ -186,14 +186,12 @@ def _fits(run: PtyRun, cols: int = COLS) -> None:
 
 
 def _one_line_error(run: PtyRun) -> str:
-    """The one error message, as one line (a terminal gets it wrapped at words, issue 26)."""
     assert run.code == 1, run.describe()
     assert "Traceback" not in run.out + run.err, run.describe()
-    lines = run.err_lines
-    assert lines and lines[0].startswith("error: "), run.describe()
-    assert not any(line.startswith("error: ") for line in lines[1:]), run.describe()
-    assert all(display_width(line.rstrip()) <= 80 for line in lines), run.describe()
-    return " ".join(line.strip() for line in lines)
+    assert len(run.err_lines) == 1, f"expected one stderr line:\n{run.describe()}"
+    [line] = run.err_lines
+    assert line.startswith("error: "), run.describe()
+    return line
 
 
 def _common_prefix(ids: list[str]) -> str:
@@ -358,9 +356,12 @@ def test_judge_notice_at_most_once_and_never_on_a_failure(cli: Cli) -> None:
 
     saved = _ok(cli.pty("save", "Notice check: my bike is a green Brompton folding bike."))
     _fits(saved)
-    # One notice at most (wrapped at words over several lines on this terminal).
-    assert (saved.out + saved.err).count("HeuristicJudge") <= 1, saved.describe()
-    assert (saved.out + saved.err).count("OPENAI_API_KEY") <= 1, saved.describe()
+    notices = [
+        line
+        for line in (saved.out + "\n" + saved.err).splitlines()
+        if "HeuristicJudge" in line or "OPENAI_API_KEY" in line
+    ]
+    assert len(notices) <= 1, saved.describe()
 
 
 # == 2. semantic search through the CLI ==========================================================
@@ -375,7 +376,8 @@ def test_cli_semantic_search_with_the_local_embedder(
     lines = home / "memories.txt"
     lines.write_text("\n".join([*UNRELATED, ALLERGY]) + "\n")
     ingest = _ok(cli.pty("ingest", str(lines), timeout=240))
-    assert (ingest.out + ingest.err).count("HeuristicJudge") <= 1, ingest.describe()
+    notices = [ln for ln in (ingest.out + ingest.err).splitlines() if "HeuristicJudge" in ln]
+    assert len(notices) <= 1, ingest.describe()
 
     run = cli.piped("search", "allergy medication", "--mode", "semantic", "--json", timeout=240)
     assert run.returncode == 0, run.stderr

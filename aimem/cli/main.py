@@ -26,6 +26,7 @@ from .parser import JUDGING_COMMANDS, STATUS, build_parser
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..exceptions import AmbiguousIdError
     from .session import Session
 
 __all__ = ["main", "run"]
@@ -56,12 +57,16 @@ def _not_found(args: argparse.Namespace, message: str) -> str:
     memory_id = getattr(args, "memory_id", None)
     if memory_id is None:
         return message
-    short = len(memory_id.strip()) < MIN_PREFIX
-    hint = f"; an id prefix needs at least {MIN_PREFIX} characters" if short else ""
-    return (
-        f"no memory with id {memory_id!r} in namespace {args.namespace!r}{hint} "
-        "(see `aimem list --all`)"
-    )
+    where = "" if args.namespace == "default" else f" in namespace {args.namespace!r}"
+    if len(memory_id.strip()) < MIN_PREFIX:
+        return f"no memory with id {memory_id!r}{where}: a prefix needs {MIN_PREFIX}+ characters"
+    return f"no memory with id {memory_id!r}{where} (see `aimem list --all`)"
+
+
+def _ambiguous(exc: AmbiguousIdError) -> str:
+    """The AmbiguousIdError line, short enough for a terminal (``aimem list`` shows the ids)."""
+    many = "2" if exc.matches == 2 else "3+"
+    return f"id prefix {exc.prefix!r} matches {many} memories: give more characters"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -92,7 +97,7 @@ def run(session: Session, args: argparse.Namespace) -> int:
 
     ``aimem shell`` calls this once per line, with sessions that share open stores.
     """
-    from ..exceptions import AimemError, NotFoundError
+    from ..exceptions import AimemError, AmbiguousIdError, NotFoundError
     from .commands import CommandError
 
     code = 1
@@ -100,6 +105,8 @@ def run(session: Session, args: argparse.Namespace) -> int:
         code = _handler(getattr(args, "handler", STATUS))(session, args)
     except NotFoundError as exc:
         return _error(session.err, _not_found(args, str(exc)))
+    except AmbiguousIdError as exc:
+        return _error(session.err, _ambiguous(exc) if exc.prefix else str(exc))
     except (AimemError, CommandError) as exc:
         return _error(session.err, str(exc))
     except OSError as exc:  # an input file that cannot be read
