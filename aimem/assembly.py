@@ -17,6 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 
+from . import display
 from .capacity import CapacityPolicy
 from .embedder_spec import embedder_from_spec
 from .embeddings import Embedder
@@ -94,6 +95,7 @@ class StoreParts:
         self._closed = False
         self._threads = _db_threads()
         renew_after_fork(self)
+        display.track_store(self)
         if embedder is not None:
             self._check_embedder(embedder)
 
@@ -147,6 +149,21 @@ class StoreParts:
         await asyncio.to_thread(self._threads.shutdown)
         with guard():
             self._db.close()
+
+    def _ids_for_views(self) -> list[str] | None:
+        """Every id of the namespace, read now on the caller's thread; None once closed.
+
+        For a view given no store (``display.ids_of_open_stores``): a table's id
+        prefixes must be ones this store accepts. Display code runs outside the event
+        loop, so the read is direct, as ``short_ids`` reads through the store's threads.
+        """
+        if self._closed:
+            return None
+        try:
+            with guard():
+                return self._db.all_ids(self.namespace)
+        except AimemError:
+            return None
 
     def _after_fork(self) -> None:
         """In a forked child: new database threads and connections (``forking.py``)."""

@@ -7,13 +7,25 @@ import the code that draws them, and the two cannot form an import cycle.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+import weakref
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-__all__ = ["html_of", "register", "rich_of"]
+__all__ = ["html_of", "ids_of_open_stores", "register", "rich_of", "track_store"]
+
+
+class IdReader(Protocol):
+    """An open store, as a view sees it: every id of its namespace, or None once closed."""
+
+    def _ids_for_views(self) -> list[str] | None: ...
+
+
+#: The stores open in this process (weakly: a collected store drops out), so a view of
+#: memories given no store still shows id prefixes the store they came from accepts.
+_OPEN_STORES: weakref.WeakSet[Any] = weakref.WeakSet()
 
 View = tuple[Callable[[Any], str], Callable[[Any], "RenderableType"]]
 _VIEWS: dict[type, View] = {}
@@ -39,3 +51,24 @@ def html_of(obj: object) -> str:
 def rich_of(obj: object) -> RenderableType:
     """The terminal view of ``obj`` (a rich renderable)."""
     return _view(obj)[1](obj)
+
+
+def track_store(store: IdReader) -> None:
+    """Remember an open store for ``ids_of_open_stores`` (called as each store opens)."""
+    _OPEN_STORES.add(store)
+
+
+def ids_of_open_stores(shown: Collection[str]) -> list[str] | None:
+    """Every id of the open stores that hold all of ``shown``; None when none does.
+
+    Ids are unique across stores, so a store holding them all is where they came from
+    (two handles on one database give the same ids). A prefix unique among these is
+    one ``store.get`` and the CLI accept, archived memories included.
+    """
+    wanted = set(shown)
+    found: set[str] = set()
+    for store in list(_OPEN_STORES):
+        known = store._ids_for_views()
+        if known is not None and wanted <= (held := set(known)):
+            found |= held
+    return sorted(found) if found else None

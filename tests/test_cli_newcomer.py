@@ -117,7 +117,7 @@ def test_common_id_errors_fit_one_line_of_an_80_column_terminal(db_url: str) -> 
     assert len(shared) >= 4, ids
     for argv, says in (
         (["show", shared], "matches"),
-        (["show", shared[:2]], "a prefix needs"),
+        (["show", shared[:2]], "at least 4 characters"),
         (["pin", "ffff0000"], "no memory with id 'ffff0000'"),
         (["--namespace", "bob", "history", "ffff0000"], "in namespace 'bob'"),
     ):

@@ -8,6 +8,7 @@ The ids here are made in one frozen millisecond, so they share 15 characters or 
 
 from __future__ import annotations
 
+import contextlib
 import html
 import itertools
 import re
@@ -130,23 +131,34 @@ def test_rich_text_with_the_store_shows_ids_get_and_the_cli_accept(
     _assert_typed_back(shown, store, url, capsys)
 
 
-def test_without_the_store_a_prefix_is_unique_among_the_shown_never_another_memory(
-    store: aimem.MemoryStore,
+def test_without_the_store_an_open_store_still_gives_the_prefixes(
+    store: aimem.MemoryStore, url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     everything = store.list(include_archived=True)
+    assert any(m.archived for m in everything), "archived ids share the long prefix too"
+    active = store.list()
+    for page in (memories_html(active), memories_html(active[:1]), show(active[::2]).html):
+        _assert_typed_back(_html_ids(page), store, url, capsys)
+    text = _rich_text(show(active))
+    _assert_typed_back(_rich_ids(text, [m.id for m in active]), store, url, capsys)
+
+
+def test_once_the_store_is_closed_a_prefix_is_unique_among_the_shown(url: str) -> None:
+    with aimem.MemoryStore(url, judge=aimem.HeuristicJudge(), max_memories=4) as s:
+        s.save_many(CONTENTS)
+        everything = s.list(include_archived=True)
+    # Closed: no store to ask, so the prefixes are unique among the shown ids only.
     alone = _html_ids(memories_html(everything[:1]))
     assert [len(p) for p in alone.values()] == [DISPLAY_PREFIX]
-    all_shown = _html_ids(memories_html(everything))
-    assert len(set(all_shown.values())) == len(everything)
-    ambiguous = 0
-    for shown in (alone, all_shown, _html_ids(show(everything[::2]).html)):
-        for full, prefix in shown.items():
-            assert full.startswith(prefix) and len(prefix) >= DISPLAY_PREFIX
-            try:
-                assert store.get(prefix).id == full  # never another memory
-            except aimem.AmbiguousIdError:
-                ambiguous += 1
-    assert ambiguous  # which is why show(..., store=store) asks the store
+    every = _html_ids(memories_html(everything))
+    assert len(set(every.values())) == len(everything)
+    with aimem.MemoryStore(url, judge=aimem.HeuristicJudge()) as again:
+        for shown in (alone, every):
+            for full, prefix in shown.items():
+                assert full.startswith(prefix) and len(prefix) >= DISPLAY_PREFIX
+                # A memory not shown may share it: then the lookup asks for more characters.
+                with contextlib.suppress(aimem.AmbiguousIdError):
+                    assert again.get(prefix).id == full  # never another memory
     # Every shown id is a prefix of its memory's id (it once showed the last 8 characters).
     demo = _rich_text(memory_table(everything))
     assert all(_rich_ids(demo, [m.id]) for m in everything)

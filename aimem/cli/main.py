@@ -59,7 +59,8 @@ def _not_found(args: argparse.Namespace, message: str) -> str:
         return message
     where = "" if args.namespace == "default" else f" in namespace {args.namespace!r}"
     if len(memory_id.strip()) < MIN_PREFIX:
-        return f"no memory with id {memory_id!r}{where}: a prefix needs {MIN_PREFIX}+ characters"
+        needs = f"an id prefix needs at least {MIN_PREFIX} characters"
+        return f"no memory with id {memory_id!r}{where}: {needs}"
     return f"no memory with id {memory_id!r}{where} (see `aimem list --all`)"
 
 

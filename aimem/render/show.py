@@ -78,17 +78,16 @@ def show(
     (or with ``IPython.display.display``); in a terminal, ``rich.print(show(...))``.
     ``title`` applies to lists.
 
-    Ids you can type back: with ``store`` (the ``MemoryStore`` the memories came from),
-    each id is shown as the shortest prefix (8 characters or more) no other memory of
-    that namespace shares, archived ones included, so ``store.get(prefix)`` and every
-    CLI command on that store accept it, until a memory saved later shares it (an id
-    starts with its creation time: one saved within the same minute may). ``ids`` gives
-    that mapping directly, e.g. ``ids=await async_store.short_ids(...)``. Without
-    either, the notebook view shows prefixes unique among the shown ids only: never
-    another shown memory's, but a memory of the store that is not shown may share one
-    (ids saved in one burst share 13 characters or more), and a lookup then raises
-    ``AmbiguousIdError`` rather than return the wrong memory. The HTML has each full id
-    on hover; the terminal view shows full ids where it has no store's prefixes.
+    Ids you can type back: each id is shown as the shortest prefix (8 characters or
+    more) no other memory of its namespace shares, archived ones included, so
+    ``store.get(prefix)`` and every CLI command on that store accept it, until a memory
+    saved later shares it (an id starts with its creation time: one saved within the
+    same minute may). The store is the one given (``store``, or ``ids`` as a ready
+    mapping, e.g. ``ids=await async_store.short_ids(...)``), else the store open in this
+    process that holds every shown id. With neither (the store closed), a prefix is
+    unique only among the shown ids: never another shown memory's, but a memory not
+    shown may share it, and a lookup then raises ``AmbiguousIdError`` rather than
+    return the wrong memory. The HTML has each full id on hover.
 
     Example:
         ```python

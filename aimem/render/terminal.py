@@ -242,9 +242,9 @@ def _id_cells(
 ) -> tuple[list[Text], list[Text] | None]:
     """Id cells: full ids with ``wide``; the given short ids; else full with a compact fallback.
 
-    Without a mapping (a library ``rich.print``), prefixes unique among the shown ids
-    stand in when full ids leave too little room (``text.id_labels`` says what that
-    guarantees: no other shown memory, not the whole store).
+    Without a mapping (a library ``rich.print``), short prefixes stand in when full ids
+    leave too little room: the open store's, or unique among the shown ids when no open
+    store holds them (``text.id_labels`` says what each guarantees).
     """
     ids = list(ids)
     if wide:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
+from ..display import ids_of_open_stores
 from ..ids import DISPLAY_PREFIX, shortest_unique_prefixes
 from ..models import ImportReport, Memory, PruneReport
 from ..restatement import restate
@@ -29,13 +30,16 @@ def id_labels(ids: Iterable[str], given: IdMap | None = None) -> dict[str, str]:
 
     ``given`` comes from the store (``MemoryStore.short_ids``): those prefixes are unique
     in the whole namespace, archived memories included, so ``store.get`` and every CLI
-    command accept them. Without it, a prefix (``DISPLAY_PREFIX`` characters or more) is
-    unique only among the ids shown: it never names another shown memory, but a memory
-    of the store that is not shown may share it, and then a lookup asks for more
-    characters (``AmbiguousIdError``) rather than return the wrong memory.
+    command accept them. Without it, the store still open in this process that holds
+    every shown id gives the same (``display.ids_of_open_stores``). Only when none does
+    (the store closed, memories unpickled elsewhere) is a prefix (``DISPLAY_PREFIX``
+    characters or more) unique just among the ids shown: it never names another shown
+    memory, but one not shown may share it, and a lookup then asks for more characters
+    (``AmbiguousIdError``) rather than return the wrong memory.
     """
     wanted = list(dict.fromkeys(ids))
-    labels = shortest_unique_prefixes(wanted, wanted, DISPLAY_PREFIX)
+    universe = wanted if given is not None or not wanted else ids_of_open_stores(wanted)
+    labels = shortest_unique_prefixes(wanted, universe or wanted, DISPLAY_PREFIX)
     if given is not None:
         labels.update((i, given[i]) for i in wanted if i in given)
     return labels
