@@ -219,7 +219,7 @@ def test_instructions_carry_core_and_memories_saved_before_initialize(tmp_path: 
             [resource] = (await session.read_resource("memory://core")).contents
             assert resource.text == "You are Ai, a cheerful assistant."
             [listing] = (await session.read_resource("memory://memories")).contents
-            [saved] = json.loads(listing.text)["memories"]
+            [saved] = json.loads(listing.text)
             [one] = (await session.read_resource(f"memory://memories/{saved['id']}")).contents
             assert json.loads(one.text)["content"] == "I'm allergic to penicillin."
             with pytest.raises(MCPError, match="No memory with id 'nope'"):
