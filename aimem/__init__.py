@@ -15,9 +15,13 @@ from __future__ import annotations
 import importlib
 import typing
 
+from aimem import old_paths
+
+old_paths.install()  # import aimem.memory, aimem.mcp_server... of earlier releases still work
+
 if typing.TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__
-    from .embeddings import Embedder, LocalEmbedder, MultilingualEmbedder, OpenAIEmbedder
-    from .exceptions import (
+    from aimem.embeddings import Embedder, LocalEmbedder, MultilingualEmbedder, OpenAIEmbedder
+    from aimem.exceptions import (
         AimemError,
         AmbiguousIdError,
         ConflictError,
@@ -28,11 +32,10 @@ if typing.TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __geta
         StorageError,
         ValidationError,
     )
-    from .judges.base import Judge
-    from .judges.heuristic import HeuristicJudge
-    from .judges.openai import OpenAIJudge
-    from .memory import AsyncMemoryStore
-    from .models import (
+    from aimem.judges.base import Judge
+    from aimem.judges.heuristic import HeuristicJudge
+    from aimem.judges.openai import OpenAIJudge
+    from aimem.models import (
         ExportReport,
         HistoryEvent,
         ImportReport,
@@ -45,8 +48,9 @@ if typing.TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __geta
         Stats,
         Usage,
     )
-    from .settings import Settings
-    from .sync import MemoryStore
+    from aimem.settings import Settings
+    from aimem.store import AsyncMemoryStore
+    from aimem.sync_store import MemoryStore
 
 __version__ = "0.1.0"
 
@@ -107,7 +111,7 @@ _SOURCES = {
     "Judge": ".judges.base",
     "HeuristicJudge": ".judges.heuristic",
     "OpenAIJudge": ".judges.openai",
-    "AsyncMemoryStore": ".memory",
+    "AsyncMemoryStore": ".store",
     **dict.fromkeys(
         (
             "ExportReport",
@@ -125,7 +129,7 @@ _SOURCES = {
         ".models",
     ),
     "Settings": ".settings",
-    "MemoryStore": ".sync",
+    "MemoryStore": ".sync_store",
 }
 
 
@@ -145,6 +149,6 @@ def __dir__() -> list[str]:
 
 def open(database_url: str | None = None, **kwargs: typing.Any) -> MemoryStore:
     """Shortcut for ``aimem.MemoryStore(database_url, **kwargs)``."""
-    from .sync import MemoryStore
+    from aimem.sync_store import MemoryStore
 
     return MemoryStore(database_url, **kwargs)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .models import Memory
-from .validation import shown
+from aimem.models import Memory
+from aimem.validation import shown
 
 __all__ = ["BY_PRIORITY", "BY_RELEVANCE", "NO_MATCH", "render_context"]
 

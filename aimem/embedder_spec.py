@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .exceptions import ValidationError
+from aimem.exceptions import ValidationError
 
 if TYPE_CHECKING:  # built on use: the CLI's parser reads SPEC_HELP and must start fast
-    from .embeddings import Embedder
-    from .settings import Settings
+    from aimem.embeddings import Embedder
+    from aimem.settings import Settings
 
 __all__ = ["MULTILINGUAL", "SPEC_HELP", "embedder_from_spec", "parse_spec"]
 
@@ -53,8 +53,8 @@ def embedder_from_spec(spec: str | None, settings: Settings | None = None) -> Em
     parsed = parse_spec(spec)
     if parsed is None:
         return None
-    from .embeddings import LocalEmbedder, MultilingualEmbedder, OpenAIEmbedder
-    from .settings import Settings
+    from aimem.embeddings import LocalEmbedder, MultilingualEmbedder, OpenAIEmbedder
+    from aimem.settings import Settings
 
     kind, argument = parsed
     if kind == "local" and argument.strip().lower() == MULTILINGUAL:

@@ -25,9 +25,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .exceptions import EmbeddingError, ValidationError
-from .forking import renew_after_fork
-from .judges.transport import (
+from aimem.exceptions import EmbeddingError, ValidationError
+from aimem.forking import renew_after_fork
+from aimem.judges.transport import (
     OwnsClient,
     UnreadableResponseError,
     describe_error,
@@ -35,7 +35,7 @@ from .judges.transport import (
     new_client,
     retrying,
 )
-from .relevance import Calibration
+from aimem.retrieval.relevance import Calibration
 
 if TYPE_CHECKING:  # openai is imported where used: it costs most of a second
     import openai
@@ -72,7 +72,7 @@ class Embedder(Protocol):
       A model trained with asymmetric prefixes (E5's ``query:`` / ``passage:``) embeds a
       question apart from the memories it looks up; search calls ``embed_query`` for
       its question and ``embed`` for everything stored. Without it, ``embed`` does both.
-    * ``calibration``: an :class:`aimem.relevance.Calibration` ``(low, high)`` for this
+    * ``calibration``: an :class:`aimem.retrieval.relevance.Calibration` ``(low, high)`` for this
       model's cosines (``low`` and below is no evidence of relevance, ``high`` and above
       is full); without it, the default measured on all-MiniLM-L6-v2 (0.2, 0.6).
     """

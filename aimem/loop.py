@@ -20,8 +20,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from .exceptions import AimemError
-from .forking import at_fork, keep, renew_if_forked
+from aimem.exceptions import AimemError
+from aimem.forking import at_fork, keep, renew_if_forked
 
 __all__ = ["on_sync_loop", "run_sync"]
 

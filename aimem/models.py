@@ -19,8 +19,8 @@ from pydantic import (
     field_validator,
 )
 
-from . import display
-from .scoring import COMPONENT_MAX, priority_from
+from aimem import display
+from aimem.scoring import COMPONENT_MAX, priority_from
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -10,10 +10,10 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from .embeddings import Embedder
-from .exceptions import EmbeddingError
-from .storage import Backend
-from .vectors import Vector, pack, units
+from aimem.embeddings import Embedder
+from aimem.exceptions import EmbeddingError
+from aimem.storage import Backend
+from aimem.vectors import Vector, pack, units
 
 __all__ = ["Progress", "reembed_namespace"]
 

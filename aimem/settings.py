@@ -16,8 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic import ValidationError as PydanticValidationError
 
-from .exceptions import ValidationError
-from .validation import parse_json
+from aimem.exceptions import ValidationError
+from aimem.validation import parse_json
 
 __all__ = ["Settings", "config_dir", "data_dir", "default_database_url", "masked_url"]
 

@@ -43,11 +43,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-from .judges.heuristic import HeuristicJudge
-from .judges.prompts import extract_data_block
-from .models import Interpretation, Memory
-from .relevance import Calibration
-from .scoring import COMPONENTS
+from aimem.judges.heuristic import HeuristicJudge
+from aimem.judges.prompts import extract_data_block
+from aimem.models import Interpretation, Memory
+from aimem.retrieval.relevance import Calibration
+from aimem.scoring import COMPONENTS
 
 __all__ = [
     "DEFAULT_COMPONENT",

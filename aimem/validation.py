@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .exceptions import ValidationError
+from aimem.exceptions import ValidationError
 
 if TYPE_CHECKING:
-    from .models import Interpretation
-    from .settings import Settings
+    from aimem.models import Interpretation
+    from aimem.settings import Settings
 
 __all__ = [
     "MAX_COUNT",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .exceptions import EmbeddingError
+from aimem.exceptions import EmbeddingError
 
 if TYPE_CHECKING:
     import numpy as np

@@ -135,7 +135,7 @@ class Runner:
 
 def _fill(url: str, n: int, embedder: str | None) -> None:
     import aimem
-    from aimem.evaluation import dev_set
+    from aimem.judges.evaluation import dev_set
 
     texts = [item["text"] for item in dev_set()]
     contents = [texts[i % len(texts)] + ("" if i < len(texts) else f" ({i})") for i in range(n)]

@@ -6,7 +6,7 @@ Three views, on LoCoMo conversations saved turn by turn (``evidence_survival.py`
    questions cite as evidence vs. all other turns, and how often each cue fires on either kind.
 2. **Ablations**: evidence survival at each cap with one signal switched off at a time (the
    judge's module-level tables are patched in-process), beside the full judge, FIFO and oracle.
-3. **Labelled set**: judge pairwise accuracy (``aimem.evaluation``) under each ablation, so a
+3. **Labelled set**: judge pairwise accuracy (``aimem.judges.evaluation``) under each ablation, so a
    signal that helps survival but hurts the rubric ordering shows up.
 
 Usage: python bench/judge_components.py [DATA_DIR] [--caps 50,100,200] [--min-score 0.0]
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from evidence_survival import DEFAULT_DATA, load, measure  # noqa: E402
 
-from aimem.evaluation import dev_set, evaluate  # noqa: E402
+from aimem.judges.evaluation import dev_set, evaluate  # noqa: E402
 from aimem.judges.heuristic import HeuristicJudge  # noqa: E402
 from aimem.judges.heuristic import cues as vocab  # noqa: E402
 from aimem.judges.heuristic import cues_events as talk  # noqa: E402

@@ -6,7 +6,7 @@ Usage::
 
 Prints, per file: pairwise ordering accuracy pooled and per band pair, per-band mean
 priority and mean microseconds per item for ``aimem.HeuristicJudge``. The measure itself
-is library code, ``aimem.evaluation``; the default file is the dev set it ships.
+is library code, ``aimem.judges.evaluation``; the default file is the dev set it ships.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from aimem.evaluation import evaluate, load_rows, time_judge  # noqa: E402
+from aimem.judges.evaluation import evaluate, load_rows, time_judge  # noqa: E402
 
 DEFAULT_PATH = ROOT / "aimem" / "data" / "judge-dev.jsonl"
 Row = Mapping[str, Any]

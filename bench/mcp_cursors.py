@@ -31,7 +31,7 @@ from pathlib import Path
 from mcp import Client
 
 import aimem
-from aimem.mcp_server import build_server
+from aimem.mcp.server import build_server
 from aimem.testing import FixedJudge
 
 #: save_many batch while filling: each item is checked against the batch before it.

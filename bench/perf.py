@@ -36,6 +36,16 @@ Prints one JSON line per size, then a summary line with the issue's checks:
 
     python bench/perf.py --sizes 1000,10000,100000
     python bench/perf.py --one-size 100000 --max-memories 100   # one size, in-process
+
+A/B against another checkout of aimem (e.g. ``git worktree add --detach /tmp/base
+b676d43``): ``--baseline DIR`` runs only the single-save measurement (a) of one size
+(``--size``, default 1000) for this checkout and the baseline alternately, ``--rounds``
+times, each run a fresh process of this script with ``PYTHONPATH`` set to its checkout
+(so both sides are measured by the same bench code). Prints one JSON line per run, then
+the medians per side and their ratio (this checkout / baseline); a run that fails, e.g.
+an old checkout without a setting, gets a ``"status": "failed"`` line and is left out:
+
+    python bench/perf.py --baseline /tmp/base --saves 300 --rounds 3
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ import json
 import os
 import random
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -372,6 +383,9 @@ def run_one(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             singles = [meter(saving(store, text(nxt + i))) for i in range(args.saves)]
             nxt += args.saves
             record["single"] = per_item(singles)
+            if args.single_only:
+                record["aimem"] = str(Path(aimem.__file__).resolve().parents[1])
+                return record
             record["single_breakdown_ms_p50"] = breakdown(
                 store, stub, [text(nxt + i) for i in range(args.breakdown_saves)]
             )
@@ -470,6 +484,89 @@ def run_child(command: list[str], deadline: float) -> subprocess.CompletedProces
         return None
 
 
+def revision(checkout: Path) -> str:
+    """The checkout's short commit ('+dirty' when it has uncommitted changes), or '?'."""
+    git = ["git", "-C", str(checkout)]
+    try:
+        sha = subprocess.run(
+            [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            [*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+    return sha + ("+dirty" if dirty else "")
+
+
+def ab(args: argparse.Namespace) -> int:
+    """``--baseline``: the single-save section of one size, this checkout and the baseline
+    alternately, each run in a fresh process importing aimem from its own checkout."""
+    here = Path(__file__).resolve().parents[1]
+    sides = {"current": here, "baseline": args.baseline.resolve()}
+    runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+    failed = False
+    for round_ in range(1, args.rounds + 1):
+        for side, checkout in sides.items():
+            command = [sys.executable, __file__, "--one-size", str(args.size), "--single-only"]
+            command += ["--saves", str(args.saves), "--fill-batch", str(args.fill_batch)]
+            command += ["--embedder", args.embedder]
+            if args.texts is not None:
+                command += ["--texts", str(args.texts.resolve())]
+            done = subprocess.run(
+                command,
+                env={**os.environ, "PYTHONPATH": str(checkout)},
+                cwd=checkout,
+                capture_output=True,
+                text=True,
+            )
+            lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+            head = {"bench": "perf-ab", "round": round_, "side": side}
+            head |= {"checkout": str(checkout), "commit": revision(checkout)}
+            record = json.loads(lines[-1]) if done.returncode == 0 and lines else None
+            if record is None or Path(record.get("aimem", "")) != checkout:
+                emit(
+                    head
+                    | {"status": "failed", "returncode": done.returncode}
+                    | {"aimem": record and record.get("aimem"), "stderr": done.stderr[-1500:]}
+                )
+                failed = True
+                continue
+            single = record["single"]
+            runs[side].append(single)
+            emit(head | {"size": args.size, "single": single})
+            print(
+                f"round {round_} {side:8} {head['commit']:>13}: overhead p50 "
+                f"{single['overhead_ms_p50']:.2f} ms/save, "
+                f"{single['prompt_tokens_per_save']:.1f} prompt tokens/save",
+                file=sys.stderr,
+            )
+    medians: dict[str, dict[str, Any]] = {}
+    for side, singles in runs.items():
+        medians[side] = {
+            key: statistics.median(s[key] for s in singles) if singles else None
+            for key in ("overhead_ms_p50", "overhead_ms_p95", "prompt_tokens_per_save")
+        } | {"runs": len(singles), "commit": revision(sides[side])}
+    ratio = {
+        key: round(medians["current"][key] / medians["baseline"][key], 3)
+        if medians["current"][key] and medians["baseline"][key]
+        else None
+        for key in ("overhead_ms_p50", "prompt_tokens_per_save")
+    }
+    emit(
+        {"bench": "perf-ab", "summary": True, "size": args.size, "saves": args.saves}
+        | {"median": medians, "ratio_current_vs_baseline": ratio}
+    )
+    for side, m in medians.items():
+        print(
+            f"median   {side:8} {m['commit']:>13}: overhead p50 {m['overhead_ms_p50']} "
+            f"ms/save, {m['prompt_tokens_per_save']} prompt tokens/save ({m['runs']} runs)",
+            file=sys.stderr,
+        )
+    print(f"ratio current/baseline: {ratio}", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def get(record: dict[str, Any], *path: str) -> Any:
     for key in path:
         if not isinstance(record, dict):
@@ -566,6 +663,14 @@ def main() -> int:
         help="hash: 384-dim HashEmbedder (vectors, semantic related lookups); none: the "
         "default configuration, keyword only (default: %(default)s)",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another aimem checkout: A/B of the single saves of one size against it",
+    )
+    parser.add_argument("--size", type=int, default=1000, help="with --baseline: the size")
+    parser.add_argument("--rounds", type=int, default=3, help="with --baseline: runs per side")
+    parser.add_argument("--single-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--one-size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--max-memories", type=int, help="with --one-size (default: the size)")
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
@@ -575,6 +680,8 @@ def main() -> int:
     global EMBEDDER
     EMBEDDER = args.embedder
 
+    if args.baseline is not None:
+        return ab(args)
     if args.prune_db is not None:
         emit(prune_to(args.prune_db, args.max_memories or 100))
         return 0

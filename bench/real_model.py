@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 import aimem  # noqa: E402
-from aimem.evaluation import evaluate, load_rows  # noqa: E402
+from aimem.judges.evaluation import evaluate, load_rows  # noqa: E402
 from aimem.judges.openai import KEPT_CONTENT_FLAG  # noqa: E402
 from aimem.judges.request_plan import SMALL_MODEL_WEIGHT, is_small_model  # noqa: E402
 from aimem.loop import run_sync  # noqa: E402
@@ -60,7 +60,7 @@ def spread(rows: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
 def judge(args: argparse.Namespace) -> aimem.OpenAIJudge:
     """The judge aimem's settings build from OPENAI_BASE_URL and AIMEM_MODEL alone."""
     settings = aimem.Settings.load(openai_base_url=args.url, model=args.model)
-    from aimem.judging import default_judge
+    from aimem.saving.contents import default_judge
 
     built = default_judge(settings)
     assert isinstance(built, aimem.OpenAIJudge)

@@ -1,4 +1,4 @@
-"""Where an embedder's cosines say "related": the numbers behind ``aimem.relevance``'s calibration.
+"""Where an embedder's cosines say "related": the numbers behind relevance's calibration.
 
 Relevance maps a hit's cosine through the embedder's ``Calibration(low, high)``: 0 at or
 below ``low``, 1 at or above ``high``. This prints, for one embedder (default the local

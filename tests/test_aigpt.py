@@ -13,8 +13,8 @@ import pytest
 from _stores import store_url
 
 import aimem
-from aimem import aigpt
-from aimem.aigpt import (
+from aimem.transfer import aigpt
+from aimem.transfer.aigpt import (
     export_tree,
     import_tree,
     is_tid,

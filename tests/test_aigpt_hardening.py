@@ -20,8 +20,8 @@ import pytest
 from _stores import store_url
 
 import aimem
-from aimem.aigpt import export_tree, import_tree, read_tree, write_tree
 from aimem.cli import main
+from aimem.transfer.aigpt import export_tree, import_tree, read_tree, write_tree
 
 DID = "did:plc:uqzpqmrjnptsxezjx4xuh2mn"
 CORE = "ai.syui.gpt.core"

@@ -24,7 +24,7 @@ from mcp.client.stdio import stdio_client
 
 import aimem
 from aimem.cli.main import main
-from aimem.conversation_judging import _EARLIER, _recent_sharing
+from aimem.saving.conversations import _EARLIER, _recent_sharing
 from aimem.testing import FixedJudge
 
 AIMEM = str(Path(sys.executable).with_name("aimem"))

@@ -352,7 +352,7 @@ def test_public_names_are_imported_on_first_use() -> None:
     script = """
 import sys
 import aimem
-assert "openai" not in sys.modules and "aimem.sync" not in sys.modules
+assert "openai" not in sys.modules and "aimem.sync_store" not in sys.modules
 store = aimem.MemoryStore("sqlite:///:memory:", judge=aimem.HeuristicJudge())
 store.save("I'm allergic to penicillin.")
 assert "openai" not in sys.modules, "a store with the offline judge needs no SDK"

@@ -23,7 +23,7 @@ from _stores import on_postgres, store_url
 import aimem
 from aimem.cli import main
 from aimem.cli.commands import MAX_PROBLEMS_SHOWN
-from aimem.judging import HEURISTIC_NOTICE
+from aimem.saving.contents import HEURISTIC_NOTICE
 
 AIMEM = str(Path(sys.executable).with_name("aimem"))
 COLS = 80

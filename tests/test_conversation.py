@@ -20,18 +20,18 @@ import pytest
 import respx
 
 import aimem
-from aimem.conversation import (
+from aimem.exceptions import JudgeError, ValidationError
+from aimem.judges.batch import JudgeItem
+from aimem.judges.faithfulness import invented_reason
+from aimem.judges.prompts import extract_data_block, load_prompt
+from aimem.models import Interpretation, Memory
+from aimem.saving.messages import (
     MAX_MESSAGES,
     MAX_TRANSCRIPT_CHARS,
     Turn,
     batches,
     check_messages,
 )
-from aimem.exceptions import JudgeError, ValidationError
-from aimem.judges.batch import JudgeItem
-from aimem.judges.faithfulness import invented_reason
-from aimem.judges.prompts import extract_data_block, load_prompt
-from aimem.models import Interpretation, Memory
 from aimem.testing import FixedJudge, OpenAIStub, chat_completion
 
 BASE_URL = "https://llm.test/v1"

@@ -24,7 +24,7 @@ import aimem
 from aimem.cli import main
 from aimem.embedder_spec import SPEC_HELP, embedder_from_spec, parse_spec
 from aimem.exceptions import ValidationError
-from aimem.relevance import DEFAULT_CALIBRATION
+from aimem.retrieval.relevance import DEFAULT_CALIBRATION
 
 DATA = Path(__file__).resolve().parents[1] / "bench" / "data" / "crosslingual.jsonl"
 JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")

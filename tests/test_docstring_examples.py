@@ -22,7 +22,7 @@ import pytest
 import aimem
 
 _FENCE = re.compile(r"```python\n(.*?)```", re.S)
-_SKIPPED_MODULES = {"aimem.__main__", "aimem.mcp_server"}
+_SKIPPED_MODULES = {"aimem.__main__", "aimem.mcp.server"}
 
 
 def _docstrings(module: types.ModuleType) -> list[tuple[str, str]]:

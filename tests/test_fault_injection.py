@@ -67,7 +67,7 @@ import aimem
 import aimem.judges.transport as openai_transport
 from aimem.judges.prompts import extract_data_block
 from aimem.scoring import COMPONENT_MAX, COMPONENTS, priority_from
-from aimem.sync import run_sync
+from aimem.sync_store import run_sync
 from aimem.testing import FixedJudge, OpenAIStub, StubReply, chat_completion
 
 try:

@@ -26,7 +26,7 @@ import pytest
 from _db import is_postgres, reader
 
 import aimem
-from aimem.sync import run_sync
+from aimem.sync_store import run_sync
 from aimem.testing import FixedJudge, OpenAIStub
 
 pytestmark = [

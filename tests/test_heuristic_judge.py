@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from aimem.evaluation import dev_set
 from aimem.judges.base import Judge, judge_source
+from aimem.judges.evaluation import dev_set
 from aimem.judges.heuristic import HeuristicJudge
 from aimem.models import Interpretation, Memory
 from aimem.scoring import COMPONENT_MAX, COMPONENTS

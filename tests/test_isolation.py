@@ -38,10 +38,10 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 import aimem
-from aimem.aigpt import write_tree
 from aimem.cli import build_parser, main
-from aimem.mcp_server import MAX_ERROR_CHARS
+from aimem.mcp.server import MAX_ERROR_CHARS
 from aimem.testing import FixedJudge, HashEmbedder
+from aimem.transfer.aigpt import write_tree
 
 ALICE, BOB, CAROL = "alice", "bob", "carol"
 #: In every text field of bob's (content, interpretation, user context, core): a reply

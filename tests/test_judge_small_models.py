@@ -23,8 +23,8 @@ from aimem.exceptions import JudgeError, ValidationError
 from aimem.judges.batch import JudgeItem
 from aimem.judges.openai import OpenAIJudge
 from aimem.judges.request_plan import Pace, is_small_model
-from aimem.judging import default_judge
 from aimem.models import Interpretation
+from aimem.saving.contents import default_judge
 from aimem.testing import chat_completion
 
 BASE_URL = "https://llm.test/v1"

@@ -30,12 +30,12 @@ from mcp.client.stdio import stdio_client
 
 import aimem
 from aimem.judges.transport import new_client
-from aimem.mcp_errors import SEMANTIC_NEEDS_EMBEDDER, mcp_wording
-from aimem.mcp_http import MAX_ERROR_CHARS
-from aimem.mcp_pages import Pager, result_chars
-from aimem.mcp_server import MORE_MEMORIES
-from aimem.mcp_views import memory_view
-from aimem.retrieval import mismatch_message, other_embedder_message
+from aimem.mcp.errors import SEMANTIC_NEEDS_EMBEDDER, mcp_wording
+from aimem.mcp.http import MAX_ERROR_CHARS
+from aimem.mcp.pages import Pager, result_chars
+from aimem.mcp.server import MORE_MEMORIES
+from aimem.mcp.views import memory_view
+from aimem.retrieval.retriever import mismatch_message, other_embedder_message
 from aimem.testing import OpenAIStub
 
 AIMEM = str(Path(sys.executable).with_name("aimem"))

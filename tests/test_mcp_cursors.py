@@ -25,9 +25,9 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 import aimem
-from aimem.mcp_http import MAX_ERROR_CHARS
-from aimem.mcp_pages import KEEP_LISTINGS, Pager
-from aimem.mcp_views import memory_view
+from aimem.mcp.http import MAX_ERROR_CHARS
+from aimem.mcp.pages import KEEP_LISTINGS, Pager
+from aimem.mcp.views import memory_view
 from aimem.testing import FixedJudge
 
 AIMEM = str(Path(sys.executable).with_name("aimem"))

@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 import aimem
-from aimem.mcp_server import MAX_ERROR_CHARS
+from aimem.mcp.server import MAX_ERROR_CHARS
 
 AIMEM = str(Path(sys.executable).with_name("aimem"))
 SECRET = "vault-code-4242"

@@ -30,7 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 import aimem
-from aimem.mcp_http import MAX_ERROR_CHARS, http_token, is_loopback, one_line
+from aimem.mcp.http import MAX_ERROR_CHARS, http_token, is_loopback, one_line
 from aimem.testing import OpenAIStub
 
 AIMEM = str(Path(sys.executable).with_name("aimem"))

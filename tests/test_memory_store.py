@@ -145,7 +145,7 @@ def test_interpretation_disabled_uses_heuristic_without_calling_the_judge(db_url
 def test_no_api_key_defaults_to_heuristic_and_says_so_once(
     db_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("aimem.judging._warned_heuristic", False)
+    monkeypatch.setattr("aimem.saving.contents._warned_heuristic", False)
     with (
         caplog.at_level(logging.WARNING, logger="aimem"),
         aimem.MemoryStore(db_url) as a,

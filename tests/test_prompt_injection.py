@@ -41,7 +41,7 @@ import aimem.judges.prompts
 from aimem.judges.openai import one_line_json
 from aimem.judges.prompts import extract_data_block
 from aimem.scoring import COMPONENTS
-from aimem.sync import run_sync
+from aimem.sync_store import run_sync
 from aimem.testing import HashEmbedder, OpenAIStub, StubReply, chat_completion
 from aimem.validation import MAX_USER_CONTEXT_CHARS, check_content, check_user_context
 

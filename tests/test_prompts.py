@@ -160,7 +160,7 @@ def test_wheel_ships_the_prompts_and_loads_them(tmp_path: Path) -> None:
     ).stdout.strip()
     assert source == str(site / "aimem" / "_prompts" / "interpret.v4.md")
     # The judge's labelled dev set ships too, so evaluation runs from any folder.
-    code = "from aimem.evaluation import dev_set; print(len(dev_set()))"
+    code = "from aimem.judges.evaluation import dev_set; print(len(dev_set()))"
     count = subprocess.run(
         [sys.executable, "-c", code],
         check=True,

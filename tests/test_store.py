@@ -22,9 +22,9 @@ from _stores import on_postgres
 import aimem
 import aimem.storage.postgres_search as pg_search
 import aimem.storage.sqlite_search as lite_search
-from aimem.keywords import fts_query, scoped
 from aimem.storage.schema import SCHEMA_VERSION
 from aimem.testing import FixedJudge
+from aimem.text.keywords import fts_query, scoped
 
 
 @contextmanager

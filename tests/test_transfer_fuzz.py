@@ -11,8 +11,8 @@ with ``JudgeError`` so the memory is stored pending) and, when drawn, ``HashEmbe
 * Whatever ``save()`` accepts round-trips in the same way, even with hostile
   interpretations and judges; what it refuses, it refuses with ``ValidationError``.
 * Forgery (one test per kind in ``FORGERIES``): one field of one line of a sealed export
-  is changed and the trailer is re-sealed exactly as ``aimem.transfer`` seals it (SHA-256
-  over the preceding lines, and their count), so only the invariant checks can notice.
+  is changed and the trailer is re-sealed exactly as ``aimem.transfer.export_file`` seals it
+  (SHA-256 over the preceding lines, and their count), so only the invariant checks can notice.
   Importing the file into a store that already holds memories is refused (``ok=False`` in
   a dry run, ``ValidationError`` otherwise) and leaves that store exactly as it was. The
   random valid stores forged are built once per module (``Workshop``), so hypothesis
@@ -381,7 +381,7 @@ def _line(record: dict[str, Any]) -> str:
 
 
 def _seal(lines: Sequence[str]) -> bytes:
-    """The body and a trailer computed exactly as ``aimem.transfer`` computes it."""
+    """The body and a trailer computed exactly as ``aimem.transfer.export_file`` computes it."""
     body = "".join(lines).encode("utf-8")
     trailer = {"kind": "trailer", "lines": len(lines), "sha256": hashlib.sha256(body).hexdigest()}
     return body + (json.dumps(trailer, separators=(",", ":")) + "\n").encode("ascii")

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .main import main
-from .parser import build_parser
+from aimem.cli.main import main
+from aimem.cli.parser import build_parser
 
 if TYPE_CHECKING:
-    from .status import DEMO_MEMORIES
+    from aimem.cli.status import DEMO_MEMORIES
 
 __all__ = ["DEMO_MEMORIES", "build_parser", "main"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "DEMO_MEMORIES":  # with the demo, which imports the store
-        from .status import DEMO_MEMORIES
+        from aimem.cli.status import DEMO_MEMORIES
 
         return DEMO_MEMORIES
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

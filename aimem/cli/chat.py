@@ -14,9 +14,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..conversation import check_messages
-from ..exceptions import ValidationError
-from ..validation import parse_json
+from aimem.exceptions import ValidationError
+from aimem.saving.messages import check_messages
+from aimem.validation import parse_json
 
 __all__ = ["read_chat"]
 

@@ -18,9 +18,11 @@ from pydantic import BaseModel
 from rich.prompt import Confirm
 from rich.text import Text
 
-from ..exceptions import AimemError
-from ..models import Memory, SearchHit
-from ..render import (
+from aimem.cli.ingest import parse_lines, save_in_batches
+from aimem.cli.session import Session, print_line
+from aimem.exceptions import AimemError
+from aimem.models import Memory, SearchHit
+from aimem.render import (
     archived_table,
     history_table,
     memory_detail,
@@ -28,11 +30,9 @@ from ..render import (
     search_table,
     stats_table,
 )
-from ..render.terminal import MAX_LINES
-from ..render.text import shown_text
-from ..settings import Settings
-from .ingest import parse_lines, save_in_batches
-from .session import Session, print_line
+from aimem.render.terminal import MAX_LINES
+from aimem.render.text import shown_text
+from aimem.settings import Settings
 
 __all__ = [
     "CommandError",
@@ -402,7 +402,7 @@ def ingest(s: Session, args: argparse.Namespace) -> int:
 
 def _ingest_chat(s: Session, args: argparse.Namespace, text: str, name: str, limit: int) -> int:
     """``aimem ingest --chat FILE``: the facts worth keeping from a conversation."""
-    from .chat import read_chat
+    from aimem.cli.chat import read_chat
 
     if args.format == "text":
         raise CommandError("--chat reads JSON or JSON Lines messages: drop --format text")
@@ -434,7 +434,7 @@ def mcp(s: Session, args: argparse.Namespace) -> int:
     internal error (traceback at debug level), never as a traceback.
     """
     try:  # imported on use: only this command needs the MCP SDK
-        from ..mcp_server import run_server
+        from aimem.mcp.server import run_server
     except ImportError as exc:
         raise CommandError(
             f"the MCP server needs the MCP SDK ({exc}): pip install 'aimem[mcp]'"
@@ -474,7 +474,7 @@ def _sole_cause(exc: BaseException) -> BaseException:
 
 def import_aigpt(s: Session, args: argparse.Namespace) -> int:
     """``aimem import-aigpt PATH``: judge and save the memories of an aigpt record tree."""
-    from ..aigpt import import_tree  # imported on use: only this command needs it
+    from aimem.transfer.aigpt import import_tree  # imported on use: only this command needs it
 
     report = import_tree(s.store, Path(args.path), did=args.did)
     core_state = "core text imported" if report.core_imported else "no core text imported"
@@ -485,7 +485,7 @@ def import_aigpt(s: Session, args: argparse.Namespace) -> int:
 
 def export_aigpt(s: Session, args: argparse.Namespace) -> int:
     """``aimem export-aigpt PATH --did DID``: write the store as an aigpt record tree."""
-    from ..aigpt import export_tree
+    from aimem.transfer.aigpt import export_tree
 
     paths = export_tree(s.store, Path(args.path), args.did, handle=args.handle)
     s.out.print(Text(f"Wrote {len(paths)} aigpt records under {args.path}."))

@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..exceptions import AimemError, ValidationError
-from ..sync import MemoryStore
-from ..validation import check_content, check_user_context, parse_json
+from aimem.exceptions import AimemError, ValidationError
+from aimem.sync_store import MemoryStore
+from aimem.validation import check_content, check_user_context, parse_json
 
 __all__ = ["IngestItem", "IngestSummary", "parse_lines", "save_in_batches"]
 

@@ -21,13 +21,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from .parser import JUDGING_COMMANDS, STATUS, build_parser
+from aimem.cli.parser import JUDGING_COMMANDS, STATUS, build_parser
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..exceptions import AmbiguousIdError
-    from .session import Session
+    from aimem.cli.session import Session
+    from aimem.exceptions import AmbiguousIdError
 
 __all__ = ["main", "run"]
 
@@ -44,7 +44,7 @@ def _handler(name: str) -> Handler:
 def _error(err: Console, message: str) -> int:
     from rich.text import Text
 
-    from .session import print_line
+    from aimem.cli.session import print_line
 
     print_line(err, Text.assemble(("error: ", "bold red"), message))
     return 1
@@ -52,7 +52,7 @@ def _error(err: Console, message: str) -> int:
 
 def _not_found(args: argparse.Namespace, message: str) -> str:
     """The NotFoundError line: it names the id the user typed, as they typed it."""
-    from ..ids import MIN_PREFIX
+    from aimem.ids import MIN_PREFIX
 
     memory_id = getattr(args, "memory_id", None)
     if memory_id is None:
@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from rich.console import Console
 
-    from .session import Session
+    from aimem.cli.session import Session
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     session = Session(
@@ -98,8 +98,8 @@ def run(session: Session, args: argparse.Namespace) -> int:
 
     ``aimem shell`` calls this once per line, with sessions that share open stores.
     """
-    from ..exceptions import AimemError, AmbiguousIdError, NotFoundError
-    from .commands import CommandError
+    from aimem.cli.commands import CommandError
+    from aimem.exceptions import AimemError, AmbiguousIdError, NotFoundError
 
     code = 1
     try:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import __version__
-from ..embedder_spec import SPEC_HELP
+from aimem import __version__
+from aimem.embedder_spec import SPEC_HELP
 
 __all__ = ["JUDGING_COMMANDS", "STATUS", "build_parser"]
 

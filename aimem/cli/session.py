@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from ..judging import HEURISTIC_NOTICE, heuristic_by_default
-from ..models import Interpretation, Memory
-from ..settings import Settings
-from ..sync import MemoryStore
+from aimem.models import Interpretation, Memory
+from aimem.saving.contents import HEURISTIC_NOTICE, heuristic_by_default
+from aimem.settings import Settings
+from aimem.sync_store import MemoryStore
 
 if TYPE_CHECKING:
-    from ..judges.base import Judge
-    from .shell import StorePool
+    from aimem.cli.shell import StorePool
+    from aimem.judges.base import Judge
 
 __all__ = ["Progress", "Session", "print_line"]
 
@@ -96,7 +96,7 @@ class Session:
             if self._judges:
                 settings = Settings.load(database_url=self.database_url)
                 if heuristic_by_default(settings):
-                    from ..judges.heuristic import HeuristicJudge  # a judging command: now
+                    from aimem.judges.heuristic import HeuristicJudge  # a judging command: now
 
                     judge, notice = HeuristicJudge(), HEURISTIC_NOTICE
                 else:
@@ -185,6 +185,6 @@ class OfflineOnUse:
         self, content: str, *, user_context: str | None = None, related: Sequence[Memory] = ()
     ) -> Interpretation:
         """The heuristic judge's interpretation (imported on this first call)."""
-        from ..judges.heuristic import HeuristicJudge
+        from aimem.judges.heuristic import HeuristicJudge
 
         return await HeuristicJudge().interpret(content, user_context=user_context, related=related)

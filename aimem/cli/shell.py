@@ -26,19 +26,19 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from .. import __version__
-from ..embedder_spec import embedder_from_spec
-from ..judging import heuristic_by_default
-from ..loop import run_sync
-from ..models import Memory
-from ..settings import Settings, default_database_url, masked_url
-from ..sync import MemoryStore
-from .main import run
-from .parser import JUDGING_COMMANDS, build_parser
-from .session import Session, print_line
+from aimem import __version__
+from aimem.cli.main import run
+from aimem.cli.parser import JUDGING_COMMANDS, build_parser
+from aimem.cli.session import Session, print_line
+from aimem.embedder_spec import embedder_from_spec
+from aimem.loop import run_sync
+from aimem.models import Memory
+from aimem.saving.contents import heuristic_by_default
+from aimem.settings import Settings, default_database_url, masked_url
+from aimem.sync_store import MemoryStore
 
 if TYPE_CHECKING:
-    from ..embeddings import Embedder
+    from aimem.embeddings import Embedder
 
 __all__ = ["StorePool", "shell"]
 
@@ -75,7 +75,7 @@ class StorePool:
             offline = heuristic_by_default(settings)
             judge = None
             if offline:
-                from ..judges.heuristic import HeuristicJudge
+                from aimem.judges.heuristic import HeuristicJudge
 
                 judge = HeuristicJudge()
             store = MemoryStore(

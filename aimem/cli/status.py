@@ -9,15 +9,15 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from .. import __version__
-from ..embedder_spec import parse_spec
-from ..judges.heuristic import HeuristicJudge
-from ..judging import heuristic_by_default
-from ..models import Memory
-from ..render import memory_table
-from ..settings import Settings, default_database_url, masked_url
-from ..sync import MemoryStore
-from .session import Session
+from aimem import __version__
+from aimem.cli.session import Session
+from aimem.embedder_spec import parse_spec
+from aimem.judges.heuristic import HeuristicJudge
+from aimem.models import Memory
+from aimem.render import memory_table
+from aimem.saving.contents import heuristic_by_default
+from aimem.settings import Settings, default_database_url, masked_url
+from aimem.sync_store import MemoryStore
 
 __all__ = ["DEMO_MEMORIES", "demo", "status"]
 

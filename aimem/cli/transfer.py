@@ -10,12 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..embedder_spec import SPEC_HELP, parse_spec
-from ..exceptions import ValidationError
-from ..judges.heuristic import HeuristicJudge
-from ..settings import Settings, default_database_url
-from ..sync import MemoryStore
-from .commands import (
+from aimem.cli.commands import (
     CommandError,
     Session,
     count_of,
@@ -25,6 +20,11 @@ from .commands import (
     print_problems,
     show_archived,
 )
+from aimem.embedder_spec import SPEC_HELP, parse_spec
+from aimem.exceptions import ValidationError
+from aimem.judges.heuristic import HeuristicJudge
+from aimem.settings import Settings, default_database_url
+from aimem.sync_store import MemoryStore
 
 __all__ = ["backup", "export", "import_", "reembed", "reinterpret"]
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import Judge, judge_source
+from aimem.judges.base import Judge, judge_source
 
 if TYPE_CHECKING:
-    from .heuristic import HeuristicJudge
-    from .openai import OpenAIJudge
+    from aimem.judges.heuristic import HeuristicJudge
+    from aimem.judges.openai import OpenAIJudge
 
 __all__ = ["HeuristicJudge", "Judge", "OpenAIJudge", "judge_source"]
 
@@ -23,11 +23,11 @@ def __getattr__(name: str) -> Any:
     # On first use: the openai SDK takes most of a second to import, and the heuristic's
     # vocabularies a tenth of one; reading memories needs neither.
     if name == "OpenAIJudge":
-        from .openai import OpenAIJudge
+        from aimem.judges.openai import OpenAIJudge
 
         return OpenAIJudge
     if name == "HeuristicJudge":
-        from .heuristic import HeuristicJudge
+        from aimem.judges.heuristic import HeuristicJudge
 
         return HeuristicJudge
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..models import Interpretation
-from ..scoring import COMPONENTS
-from ..validation import MAX_SUPERSEDE_REASON_CHARS
-from .output import MAX_INTERPRETATION_CHARS, MAX_RATIONALE_CHARS, JudgeOutput
+from aimem.judges.output import MAX_INTERPRETATION_CHARS, MAX_RATIONALE_CHARS, JudgeOutput
+from aimem.models import Interpretation
+from aimem.scoring import COMPONENTS
+from aimem.validation import MAX_SUPERSEDE_REASON_CHARS
 
 __all__ = ["KEPT_CONTENT_FLAG", "blend", "kept_content", "replace_output", "with_supersedes"]
 

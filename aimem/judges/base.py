@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from ..models import Interpretation, Memory
+from aimem.models import Interpretation, Memory
 
 __all__ = ["Judge", "judge_source"]
 

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError as PydanticValidationError
 
-from ..models import Memory
-from .output import (
+from aimem.judges.output import (
     InvalidOutputError,
     JudgeOutput,
     Reply,
@@ -27,7 +26,8 @@ from .output import (
     reply_list,
     scaled_to_fractions,
 )
-from .prompts import PromptTemplate, new_nonce
+from aimem.judges.prompts import PromptTemplate, new_nonce
+from aimem.models import Memory
 
 if TYPE_CHECKING:  # annotations only: importing openai costs most of a second
     from openai.types.chat import ChatCompletionMessageParam

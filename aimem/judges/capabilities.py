@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import openai
 
-from .transport import server_message
+from aimem.judges.transport import server_message
 
 __all__ = ["Capabilities", "refused_parameter"]
 

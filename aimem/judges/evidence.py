@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .output import Reply
+from aimem.judges.output import Reply
 
 __all__ = ["Tally", "share"]
 

@@ -23,15 +23,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..conversation import Turn
-from ..exceptions import JudgeError
-from ..models import Interpretation, Memory
-from ..validation import MAX_INTERPRETATION_CHARS, MAX_RATIONALE_CHARS, clean_text
-from .amendments import kept_content, replace_output
-from .evidence import Tally, share
-from .faithfulness import invented_reason, unfaithful_reason
-from .messages import one_line_json
-from .output import (
+from aimem.exceptions import JudgeError
+from aimem.judges.amendments import kept_content, replace_output
+from aimem.judges.evidence import Tally, share
+from aimem.judges.faithfulness import invented_reason, unfaithful_reason
+from aimem.judges.messages import one_line_json
+from aimem.judges.output import (
     InvalidOutputError,
     JudgeOutput,
     Reply,
@@ -40,13 +37,16 @@ from .output import (
     reply_list,
     validate_fields,
 )
-from .prompts import PromptTemplate, load_prompt, new_nonce
+from aimem.judges.prompts import PromptTemplate, load_prompt, new_nonce
+from aimem.models import Interpretation, Memory
+from aimem.saving.messages import Turn
+from aimem.validation import MAX_INTERPRETATION_CHARS, MAX_RATIONALE_CHARS, clean_text
 
 if TYPE_CHECKING:  # openai only for annotations: importing it costs most of a second
     from openai.types.chat import ChatCompletionMessageParam
     from openai.types.shared_params import ResponseFormatJSONSchema
 
-    from .openai import OpenAIJudge
+    from aimem.judges.openai import OpenAIJudge
 
 __all__ = [
     "EXTRACT_PROMPT_VERSION",
@@ -247,7 +247,7 @@ def _unsupported(source: str, statement: str) -> str | None:
     tea."). Only within one script: a statement in English about a Japanese turn is read
     by the other checks.
     """
-    from .heuristic.statement import content_tokens  # on use: its vocabularies are big
+    from aimem.judges.heuristic.statement import content_tokens  # on use: its vocabularies are big
 
     words = content_tokens(statement.lower()) - _FRAMING
     if not words or _latin(statement) != _latin(source):

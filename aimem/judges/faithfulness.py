@@ -15,7 +15,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from . import faithfulness_terms as terms
+from aimem.judges import faithfulness_terms as terms
 
 _MARKER = re.compile(r"\[[a-z_]+=[^\]]*\]")
 _SPACE = re.compile(r"\s+")

@@ -10,8 +10,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..models import Memory
-from .prompts import PromptTemplate, new_nonce
+from aimem.judges.prompts import PromptTemplate, new_nonce
+from aimem.models import Memory
 
 if TYPE_CHECKING:  # annotations only: importing openai costs most of a second
     from openai.types.chat import ChatCompletionMessageParam

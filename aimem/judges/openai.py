@@ -38,19 +38,24 @@ import openai
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 
-from ..exceptions import JudgeError, ValidationError
-from ..forking import renew_after_fork
-from ..models import Interpretation, Memory, Usage
-from .amendments import KEPT_CONTENT_FLAG, blend, kept_content, with_supersedes
-from .batch import JudgeItem, batch_response_format, build_batch_messages, parse_batch
-from .capabilities import Capabilities, refused_parameter
-from .evidence import Tally, share
-from .extract import extract
-from .faithfulness import unfaithful_reason
-from .heuristic import HeuristicJudge
-from .heuristic.supersession import find_superseded
-from .messages import MAX_RELATED, build_messages, one_line_json, related_notes, with_note
-from .output import (
+from aimem.exceptions import JudgeError, ValidationError
+from aimem.forking import renew_after_fork
+from aimem.judges.amendments import KEPT_CONTENT_FLAG, blend, kept_content, with_supersedes
+from aimem.judges.batch import JudgeItem, batch_response_format, build_batch_messages, parse_batch
+from aimem.judges.capabilities import Capabilities, refused_parameter
+from aimem.judges.evidence import Tally, share
+from aimem.judges.extract import extract
+from aimem.judges.faithfulness import unfaithful_reason
+from aimem.judges.heuristic import HeuristicJudge
+from aimem.judges.heuristic.supersession import find_superseded
+from aimem.judges.messages import (
+    MAX_RELATED,
+    build_messages,
+    one_line_json,
+    related_notes,
+    with_note,
+)
+from aimem.judges.output import (
     InvalidOutputError,
     JudgeOutput,
     Reply,
@@ -59,15 +64,15 @@ from .output import (
     read_reply,
     response_format,
 )
-from .prompts import DEFAULT_PROMPT_VERSION, PromptTemplate, load_prompt
-from .request_plan import (
+from aimem.judges.prompts import DEFAULT_PROMPT_VERSION, PromptTemplate, load_prompt
+from aimem.judges.request_plan import (
     SMALL_MODEL_WEIGHT,
     Pace,
     estimate_tokens,
     is_small_model,
     reply_tokens,
 )
-from .transport import (
+from aimem.judges.transport import (
     OwnsClient,
     UnreadableResponseError,
     describe_error,
@@ -77,6 +82,7 @@ from .transport import (
     retrying,
     server_message,
 )
+from aimem.models import Interpretation, Memory, Usage
 
 __all__ = [
     "KEPT_CONTENT_FLAG",

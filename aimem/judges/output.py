@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from ..exceptions import ValidationError
-from ..scoring import COMPONENT_MAX, COMPONENTS
-from ..validation import (
+from aimem.exceptions import ValidationError
+from aimem.judges.transport import UnreadableResponseError
+from aimem.scoring import COMPONENT_MAX, COMPONENTS
+from aimem.validation import (
     MAX_COUNT,
     MAX_INTERPRETATION_CHARS,
     MAX_RATIONALE_CHARS,
@@ -28,7 +29,6 @@ from ..validation import (
     clean_text,
     parse_json,
 )
-from .transport import UnreadableResponseError
 
 if TYPE_CHECKING:  # annotations only: importing openai costs most of a second
     from openai.types.chat import ChatCompletionMessageParam

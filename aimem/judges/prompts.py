@@ -38,7 +38,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from ..exceptions import ValidationError
+from aimem.exceptions import ValidationError
 
 __all__ = [
     "DEFAULT_PROMPT_VERSION",

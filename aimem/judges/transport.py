@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Self
 
-from ..exceptions import ValidationError
-from ..forking import keep
+from aimem.exceptions import ValidationError
+from aimem.forking import keep
 
 # openai, httpx and tenacity are imported where used: importing them costs most of a
 # second, and a store that never calls an LLM (the CLI's `list`) should not pay it.

@@ -11,9 +11,9 @@ last expression of a cell).
 
 from __future__ import annotations
 
-from .. import display
-from ..models import ImportReport, Memory, PruneReport, SaveReport, SearchHit, Stats
-from .notebook import (
+from aimem import display
+from aimem.models import ImportReport, Memory, PruneReport, SaveReport, SearchHit, Stats
+from aimem.render.notebook import (
     COMPONENT_COLORS,
     COMPONENT_LABELS,
     hits_html,
@@ -24,8 +24,8 @@ from .notebook import (
     save_report_html,
     stats_html,
 )
-from .show import Showable, Shown, show
-from .terminal import (
+from aimem.render.show import Showable, Shown, show
+from aimem.render.terminal import (
     archived_table,
     history_table,
     import_report_rich,

@@ -9,9 +9,17 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from ..models import ImportReport, Memory, PruneReport, SaveReport, SearchHit, Stats
-from ..scoring import COMPONENT_MAX, COMPONENTS
-from .text import IdMap, fmt_score, id_labels, import_summary, prune_summary, state, when
+from aimem.models import ImportReport, Memory, PruneReport, SaveReport, SearchHit, Stats
+from aimem.render.text import (
+    IdMap,
+    fmt_score,
+    id_labels,
+    import_summary,
+    prune_summary,
+    state,
+    when,
+)
+from aimem.scoring import COMPONENT_MAX, COMPONENTS
 
 # -- HTML for notebooks -----------------------------------------------------------------------
 # Inline styles only: a notebook page has no stylesheet of ours, and a <style> block would

@@ -9,8 +9,8 @@ from typing import Protocol
 from rich.console import RenderableType
 from rich.text import Text
 
-from ..models import ImportReport, Memory, PruneReport, SaveReport, SearchHit, Stats
-from .notebook import (
+from aimem.models import ImportReport, Memory, PruneReport, SaveReport, SearchHit, Stats
+from aimem.render.notebook import (
     _e,
     hits_html,
     import_report_html,
@@ -20,7 +20,7 @@ from .notebook import (
     save_report_html,
     stats_html,
 )
-from .terminal import (
+from aimem.render.terminal import (
     import_report_rich,
     memory_detail,
     memory_list_table,
@@ -29,7 +29,7 @@ from .terminal import (
     search_table,
     stats_table,
 )
-from .text import IdMap
+from aimem.render.text import IdMap
 
 Showable = (
     Memory | SearchHit | PruneReport | SaveReport | ImportReport | Stats

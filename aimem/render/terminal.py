@@ -28,7 +28,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from ..models import (
+from aimem.models import (
     HistoryEvent,
     ImportReport,
     Memory,
@@ -37,7 +37,7 @@ from ..models import (
     SearchHit,
     Stats,
 )
-from .text import (
+from aimem.render.text import (
     IdMap,
     fmt_score,
     id_labels,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
-from ..display import ids_of_open_stores
-from ..ids import DISPLAY_PREFIX, shortest_unique_prefixes
-from ..models import ImportReport, Memory, PruneReport
-from ..restatement import restate
+from aimem.display import ids_of_open_stores
+from aimem.ids import DISPLAY_PREFIX, shortest_unique_prefixes
+from aimem.models import ImportReport, Memory, PruneReport
+from aimem.text.restatement import restate
 
 __all__ = [
     "IdMap",

@@ -10,7 +10,7 @@ its hooks (``sqlite`` with ``sqlite_file``, ``sqlite_schema`` and ``sqlite_searc
 
 from __future__ import annotations
 
-from .base import Backend, NewMemory, Order, SearchFilters, check_version, content_hash
+from aimem.storage.base import Backend, NewMemory, Order, SearchFilters, check_version, content_hash
 
 __all__ = [
     "Backend",
@@ -32,9 +32,9 @@ def open_backend(url: str) -> Backend:
     # Each backend is imported when a URL asks for it (psycopg only for PostgreSQL).
     scheme = url.partition("://")[0].lower() if isinstance(url, str) else ""
     if scheme in ("postgresql", "postgresql+psycopg", "postgres"):
-        from .postgres import PostgresBackend
+        from aimem.storage.postgres import PostgresBackend
 
         return PostgresBackend(url)
-    from .sqlite import SQLiteBackend
+    from aimem.storage.sqlite import SQLiteBackend
 
     return SQLiteBackend(url)

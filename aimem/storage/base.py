@@ -22,18 +22,18 @@ from typing import Literal, TypeVar
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
-from .. import transfer
-from ..capacity import CapacityPolicy
-from ..exceptions import AimemError, ConflictError, StorageError
-from ..models import HistoryEvent, Memory, Stats
-from ..vectors import Vector
-from . import sql as q
-from . import sql_capacity as cap
-from . import sql_history, sql_transfer
-from . import sql_vectors as vq
-from .schema import utcnow
-from .sql import NewMemory, SearchFilters, content_hash
-from .vector_cache import VectorCache
+from aimem.capacity import CapacityPolicy
+from aimem.exceptions import AimemError, ConflictError, StorageError
+from aimem.models import HistoryEvent, Memory, Stats
+from aimem.storage import sql as q
+from aimem.storage import sql_capacity as cap
+from aimem.storage import sql_history, sql_transfer
+from aimem.storage import sql_vectors as vq
+from aimem.storage.schema import utcnow
+from aimem.storage.sql import NewMemory, SearchFilters, content_hash
+from aimem.storage.vector_cache import VectorCache
+from aimem.transfer import export_file as transfer
+from aimem.vectors import Vector
 
 __all__ = [
     "Backend",

@@ -26,13 +26,13 @@ from sqlalchemy import Connection, create_engine, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
-from ..exceptions import StorageError
-from ..models import Memory
-from . import postgres_search
-from .base import Backend
-from .postgres_schema import migrate
-from .sql import SearchFilters
-from .vector_cache import VectorCache
+from aimem.exceptions import StorageError
+from aimem.models import Memory
+from aimem.storage import postgres_search
+from aimem.storage.base import Backend
+from aimem.storage.postgres_schema import migrate
+from aimem.storage.sql import SearchFilters
+from aimem.storage.vector_cache import VectorCache
 
 __all__ = ["DEFAULTS", "SCHEMES", "PostgresBackend", "masked", "parse_url"]
 

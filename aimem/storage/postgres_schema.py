@@ -29,9 +29,9 @@ from collections.abc import Callable
 from sqlalchemy import Connection, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from ..exceptions import StorageError
-from .schema import META, METADATA, SCHEMA_VERSION
-from .sql_migrations import readable_interpretations
+from aimem.exceptions import StorageError
+from aimem.storage.schema import META, METADATA, SCHEMA_VERSION
+from aimem.storage.sql_migrations import readable_interpretations
 
 __all__ = ["MIGRATIONS", "create_schema", "migrate", "stored_version"]
 

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 
 from sqlalchemy import Connection, bindparam, select, text
 
-from ..keywords import scoped, search_terms
-from ..models import Memory
-from .sql import MEMORIES, SearchFilters, m, memory_of
-from .sqlite_search import RELATED_POSTINGS, SEARCH_POSTINGS
+from aimem.models import Memory
+from aimem.storage.sql import MEMORIES, SearchFilters, m, memory_of
+from aimem.storage.sqlite_search import RELATED_POSTINGS, SEARCH_POSTINGS
+from aimem.text.keywords import scoped, search_terms
 
 __all__ = ["affordable_terms", "keyword_matches", "tsquery"]
 

@@ -32,11 +32,11 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.elements import BindParameter
 from sqlalchemy.sql.functions import GenericFunction
 
-from ..exceptions import ConflictError, NotFoundError, StorageError
-from ..ids import content_hash, new_id
-from ..keywords import memory_terms
-from ..models import Interpretation, Memory
-from .schema import CORE, COUNTS, HISTORY, KEYS, MEMORIES, VECTORS, VERSIONS, utcnow
+from aimem.exceptions import ConflictError, NotFoundError, StorageError
+from aimem.ids import content_hash, new_id
+from aimem.models import Interpretation, Memory
+from aimem.storage.schema import CORE, COUNTS, HISTORY, KEYS, MEMORIES, VECTORS, VERSIONS, utcnow
+from aimem.text.keywords import memory_terms
 
 __all__ = [
     "CORE",

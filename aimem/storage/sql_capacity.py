@@ -15,9 +15,9 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, false, select, update
 from sqlalchemy.sql.elements import BindParameter
 
-from ..capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
-from .schema import utcnow
-from .sql import COUNTS, MEMORIES, NewMemory, m, of_namespace, record
+from aimem.capacity import Candidate, CapacityPolicy, choose_forgotten, needed_candidates
+from aimem.storage.schema import utcnow
+from aimem.storage.sql import COUNTS, MEMORIES, NewMemory, m, of_namespace, record
 
 __all__ = [
     "SUPERSEDED",

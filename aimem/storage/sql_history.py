@@ -7,8 +7,8 @@ from datetime import datetime
 
 from sqlalchemy import Connection, insert, select
 
-from ..models import HistoryEvent, Memory
-from .sql import HISTORY, VERSIONS, require
+from aimem.models import HistoryEvent, Memory
+from aimem.storage.sql import HISTORY, VERSIONS, require
 
 __all__ = ["VERSION_FIELDS", "history", "save_version"]
 

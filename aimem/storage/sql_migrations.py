@@ -11,9 +11,9 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, select, update
 
-from ..keywords import memory_terms
-from ..restatement import legacy_recall_terms, restate
-from .sql import MEMORIES, m
+from aimem.storage.sql import MEMORIES, m
+from aimem.text.keywords import memory_terms
+from aimem.text.restatement import legacy_recall_terms, restate
 
 __all__ = ["readable_interpretations"]
 

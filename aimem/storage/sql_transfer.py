@@ -11,12 +11,12 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select
 
-from ..keywords import memory_terms
-from ..transfer import ExportData, ParsedExport
-from . import sql as q
-from . import sql_vectors as vq
-from .schema import SCHEMA_VERSION, utcnow
-from .sql_history import VERSION_FIELDS
+from aimem.storage import sql as q
+from aimem.storage import sql_vectors as vq
+from aimem.storage.schema import SCHEMA_VERSION, utcnow
+from aimem.storage.sql_history import VERSION_FIELDS
+from aimem.text.keywords import memory_terms
+from aimem.transfer.export_file import ExportData, ParsedExport
 
 __all__ = ["conflicts", "export_data", "write_import"]
 

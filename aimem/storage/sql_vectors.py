@@ -11,8 +11,16 @@ from collections.abc import Iterator, Sequence
 from sqlalchemy import Connection, func, select
 from sqlalchemy import delete as sql_delete
 
-from .schema import utcnow
-from .sql import HISTORY, MEMORIES, VECTORS, insert_vector_statement, m, of_namespace, record
+from aimem.storage.schema import utcnow
+from aimem.storage.sql import (
+    HISTORY,
+    MEMORIES,
+    VECTORS,
+    insert_vector_statement,
+    m,
+    of_namespace,
+    record,
+)
 
 
 def active_vectors(

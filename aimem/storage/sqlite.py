@@ -19,15 +19,15 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import OperationalError
 
-from ..exceptions import StorageError
-from ..forking import keep
-from ..models import Memory
-from . import sqlite_search
-from .base import Backend
-from .schema import SCHEMA_VERSION
-from .sql import SearchFilters
-from .sqlite_file import Target, enable_wal, inspect, make_engine, parse_url
-from .sqlite_schema import create_schema, migrate
+from aimem.exceptions import StorageError
+from aimem.forking import keep
+from aimem.models import Memory
+from aimem.storage import sqlite_search
+from aimem.storage.base import Backend
+from aimem.storage.schema import SCHEMA_VERSION
+from aimem.storage.sql import SearchFilters
+from aimem.storage.sqlite_file import Target, enable_wal, inspect, make_engine, parse_url
+from aimem.storage.sqlite_schema import create_schema, migrate
 
 __all__ = ["COMPACT_EVERY", "SQLiteBackend"]
 

@@ -27,8 +27,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import QueuePool, StaticPool
 
-from ..exceptions import StorageError
-from .schema import METADATA
+from aimem.exceptions import StorageError
+from aimem.storage.schema import METADATA
 
 __all__ = ["BUSY_TIMEOUT_MS", "FileState", "Target", "enable_wal", "inspect", "make_engine"]
 

@@ -19,10 +19,10 @@ import logging
 
 from sqlalchemy import Connection, bindparam, inspect, select, update
 
-from ..exceptions import StorageError
-from ..keywords import memory_terms
-from .schema import MEMORIES, META, METADATA, SCHEMA_VERSION
-from .sql_migrations import readable_interpretations
+from aimem.exceptions import StorageError
+from aimem.storage.schema import MEMORIES, META, METADATA, SCHEMA_VERSION
+from aimem.storage.sql_migrations import readable_interpretations
+from aimem.text.keywords import memory_terms
 
 __all__ = ["create_schema", "migrate", "stored_version"]
 

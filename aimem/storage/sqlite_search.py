@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 from sqlalchemy import Connection, bindparam, select
 
-from ..keywords import match_any, quote, scoped, search_terms
-from ..models import Memory
-from .sql import MEMORIES, SearchFilters, m, memory_of
+from aimem.models import Memory
+from aimem.storage.sql import MEMORIES, SearchFilters, m, memory_of
+from aimem.text.keywords import match_any, quote, scoped, search_terms
 
 __all__ = [
     "RELATED_POSTINGS",

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection
 
-from ..models import Memory
-from ..vectors import Vector, VectorIndex, unpack
-from . import sql as q
-from . import sql_vectors as vq
-from .sql import SearchFilters
+from aimem.models import Memory
+from aimem.storage import sql as q
+from aimem.storage import sql_vectors as vq
+from aimem.storage.sql import SearchFilters
+from aimem.vectors import Vector, VectorIndex, unpack
 
 __all__ = ["VectorCache"]
 

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .judge import HeuristicJudge
+from aimem.judges.heuristic.judge import HeuristicJudge
 
 __all__ = ["HeuristicJudge"]

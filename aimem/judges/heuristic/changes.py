@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .cues import STOPPED_JA, rx
+from aimem.judges.heuristic.cues import STOPPED_JA, rx
 
 # --- how a clause is said ---------------------------------------------------------------
 

@@ -26,10 +26,10 @@ import unicodedata
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from . import changes as ch
-from . import slots as sv
-from .cues import CJK_RUN
-from .statement import READ_CHARS, Reading, Slot, read
+from aimem.judges.heuristic import changes as ch
+from aimem.judges.heuristic import slots as sv
+from aimem.judges.heuristic.cues import CJK_RUN
+from aimem.judges.heuristic.statement import READ_CHARS, Reading, Slot, read
 
 __all__ = ["Clause", "clauses", "stated_facts"]
 

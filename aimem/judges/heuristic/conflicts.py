@@ -20,11 +20,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from . import changes as ch
-from .clauses import Clause, clauses
-from .ends import shared_tokens
-from .statement import Reading
-from .supersession import verdicts
+from aimem.judges.heuristic import changes as ch
+from aimem.judges.heuristic.clauses import Clause, clauses
+from aimem.judges.heuristic.ends import shared_tokens
+from aimem.judges.heuristic.statement import Reading
+from aimem.judges.heuristic.supersession import verdicts
 
 __all__ = ["find_contested"]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .cues import CJK_RUN, DATE, PROPER_NOUN, rx
+from aimem.judges.heuristic.cues import CJK_RUN, DATE, PROPER_NOUN, rx
 
 # --- splitting a turn ------------------------------------------------------------------------
 

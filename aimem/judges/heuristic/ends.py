@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 
-from . import changes as ch
-from . import slots as sv
-from .clauses import Clause
-from .frames import negated_only
-from .slot_changes import first, held, other_name
-from .statement import content_tokens
+from aimem.judges.heuristic import changes as ch
+from aimem.judges.heuristic import slots as sv
+from aimem.judges.heuristic.clauses import Clause
+from aimem.judges.heuristic.frames import negated_only
+from aimem.judges.heuristic.slot_changes import first, held, other_name
+from aimem.judges.heuristic.statement import content_tokens
 
 __all__ = [
     "about_user",

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from itertools import pairwise
 
-from . import changes as ch
-from . import slots as sv
+from aimem.judges.heuristic import changes as ch
+from aimem.judges.heuristic import slots as sv
 
 __all__ = ["frame_tokens", "negated_only", "same_frame"]
 

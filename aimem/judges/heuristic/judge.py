@@ -27,13 +27,13 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ...models import Interpretation, Memory
-from ...scoring import COMPONENT_MAX
-from ...validation import MAX_SUPERSEDE_REASON_CHARS
-from . import cues as vocab
-from . import cues_events as talk
-from .statement import fills_slot, read, restate
-from .supersession import find_superseded
+from aimem.judges.heuristic import cues as vocab
+from aimem.judges.heuristic import cues_events as talk
+from aimem.judges.heuristic.statement import fills_slot, read, restate
+from aimem.judges.heuristic.supersession import find_superseded
+from aimem.models import Interpretation, Memory
+from aimem.scoring import COMPONENT_MAX
+from aimem.validation import MAX_SUPERSEDE_REASON_CHARS
 
 __all__ = ["HeuristicJudge"]
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 
-from . import changes as ch
-from . import slots as sv
-from .clauses import Clause
-from .cues import rx
-from .statement import Slot, content_tokens
+from aimem.judges.heuristic import changes as ch
+from aimem.judges.heuristic import slots as sv
+from aimem.judges.heuristic.clauses import Clause
+from aimem.judges.heuristic.cues import rx
+from aimem.judges.heuristic.statement import Slot, content_tokens
 
 __all__ = ["changed", "first", "held", "other_name", "slot_changed"]
 

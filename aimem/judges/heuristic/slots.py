@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from ...stemmer import stem
-from .cues import DATING_JA, MEDICATION, STOPPED_JA, rx
+from aimem.judges.heuristic.cues import DATING_JA, MEDICATION, STOPPED_JA, rx
+from aimem.text.stemmer import stem
 
 
 def _terms(en: str = "", ja: str = "") -> tuple[str, str]:

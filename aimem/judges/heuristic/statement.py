@@ -4,7 +4,7 @@ r"""What a memory states: its reading (subject, markers, slots), its restatement
 named pet), its markers (change, end, addition, hypothetical) and the slots it fills
 (residence, job, schedule, dose, pet...), with the vocabularies of ``slots.py``;
 ``supersession.py`` compares readings. ``restate`` is the offline interpretation: the
-content told in the third person (``aimem.restatement``), nothing added. Later questions
+content told in the third person (``aimem.text.restatement``), nothing added. Later questions
 rarely repeat a memory's words ("Where is the user based?" for "We moved to Sapporo."),
 so ``recall_terms`` names a recognised slot in the generic words such questions use, in
 English and Japanese: they are indexed with the memory but never shown.
@@ -23,10 +23,10 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from ...restatement import restate
-from ...stemmer import stem
-from . import slots as sv
-from .cues import CJK_RUN
+from aimem.judges.heuristic import slots as sv
+from aimem.judges.heuristic.cues import CJK_RUN
+from aimem.text.restatement import restate
+from aimem.text.stemmer import stem
 
 __all__ = [
     "Reading",
@@ -191,7 +191,7 @@ def subject_of(text: str) -> str:
     """Whose fact ``text`` states, as ``read`` would say, without the rest of the reading.
 
     ``"user"``, ``"other:<relation>"`` ("my sister ...") or ``"name:<name>"``; cheap enough
-    for every search hit (``aimem.siblings``).
+    for every search hit (``aimem.retrieval.siblings``).
     """
     try:
         text = _original(unicodedata.normalize("NFKC", text[:READ_CHARS]))

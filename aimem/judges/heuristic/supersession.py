@@ -38,11 +38,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import changes as ch
-from . import slots as sv
-from .clauses import Clause, clauses
-from .cues import rx
-from .ends import (
+from aimem.judges.heuristic import changes as ch
+from aimem.judges.heuristic import slots as sv
+from aimem.judges.heuristic.clauses import Clause, clauses
+from aimem.judges.heuristic.cues import rx
+from aimem.judges.heuristic.ends import (
     about_user,
     ended,
     ended_thing,
@@ -51,9 +51,9 @@ from .ends import (
     shared_tokens,
     specific,
 )
-from .frames import same_frame
-from .slot_changes import changed, first, held, slot_changed
-from .statement import content_tokens, read
+from aimem.judges.heuristic.frames import same_frame
+from aimem.judges.heuristic.slot_changes import changed, first, held, slot_changed
+from aimem.judges.heuristic.statement import content_tokens, read
 
 _log = logging.getLogger(__name__)
 

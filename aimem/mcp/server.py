@@ -30,11 +30,11 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, CallToolResult, InputRequiredResult
 
-from . import __version__
-from .exceptions import NotFoundError, ValidationError
-from .mcp_args import MAX_ID_CHARS, publish, strict
-from .mcp_errors import public_message
-from .mcp_http import (
+from aimem import __version__
+from aimem.exceptions import NotFoundError, ValidationError
+from aimem.mcp.args import MAX_ID_CHARS, publish, strict
+from aimem.mcp.errors import public_message
+from aimem.mcp.http import (
     ALLOWED_HOSTS_ENV,
     MAX_ERROR_CHARS,
     TOKEN_ENV,
@@ -46,12 +46,12 @@ from .mcp_http import (
     one_line,
     serve_http,
 )
-from .mcp_pages import Pager, compact
-from .mcp_reads import read_tools
-from .mcp_views import Json, memory_view
-from .mcp_writes import write_tools
-from .memory import AsyncMemoryStore
-from .settings import Settings
+from aimem.mcp.pages import Pager, compact
+from aimem.mcp.reads import read_tools
+from aimem.mcp.views import Json, memory_view
+from aimem.mcp.writes import write_tools
+from aimem.settings import Settings
+from aimem.store import AsyncMemoryStore
 
 __all__ = [
     "ALLOWED_HOSTS_ENV",

@@ -14,13 +14,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .conversation import Messages
-from .embeddings import Embedder
-from .ids import DISPLAY_PREFIX
-from .judges.base import Judge
-from .loop import on_sync_loop, run_sync
-from .memory import ArchiveCallback, AsyncMemoryStore
-from .models import (
+from aimem.embeddings import Embedder
+from aimem.ids import DISPLAY_PREFIX
+from aimem.judges.base import Judge
+from aimem.loop import on_sync_loop, run_sync
+from aimem.models import (
     ExportReport,
     HistoryEvent,
     ImportReport,
@@ -31,9 +29,11 @@ from .models import (
     SearchHit,
     Stats,
 )
-from .retrieval import Mode
-from .settings import Settings
-from .storage import Order
+from aimem.retrieval.retriever import Mode
+from aimem.saving.messages import Messages
+from aimem.settings import Settings
+from aimem.storage import Order
+from aimem.store import ArchiveCallback, AsyncMemoryStore
 
 __all__ = ["MemoryStore", "on_sync_loop", "run_sync"]
 

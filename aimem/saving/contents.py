@@ -12,14 +12,14 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from .exceptions import AimemError, JudgeError, ValidationError
-from .judges.base import Judge, judge_source
-from .models import Interpretation, Memory
-from .retrieval import Retriever
-from .settings import Settings
-from .storage import NewMemory
-from .validation import check_interpretation, check_supersedes, history_reason
-from .vectors import Vector, pack
+from aimem.exceptions import AimemError, JudgeError, ValidationError
+from aimem.judges.base import Judge, judge_source
+from aimem.models import Interpretation, Memory
+from aimem.retrieval.retriever import Retriever
+from aimem.settings import Settings
+from aimem.storage import NewMemory
+from aimem.validation import check_interpretation, check_supersedes, history_reason
+from aimem.vectors import Vector, pack
 
 __all__ = [
     "HEURISTIC_NOTICE",
@@ -48,7 +48,7 @@ def default_judge(settings: Settings) -> Judge:
     """OpenAIJudge when an API key or base URL is configured, else the offline heuristic."""
     global _warned_heuristic
     if not heuristic_by_default(settings):
-        from .judges.openai import OpenAIJudge  # on use: the openai SDK is slow to import
+        from aimem.judges.openai import OpenAIJudge  # on use: the openai SDK is slow to import
 
         return OpenAIJudge(
             model=settings.model,
@@ -65,7 +65,7 @@ def default_judge(settings: Settings) -> Judge:
     if not _warned_heuristic:
         _warned_heuristic = True
         log.warning(HEURISTIC_NOTICE)
-    from .judges.heuristic import HeuristicJudge  # on use, like the OpenAI one
+    from aimem.judges.heuristic import HeuristicJudge  # on use, like the OpenAI one
 
     return HeuristicJudge()
 
@@ -99,7 +99,7 @@ class Judging:
         the content comes back unscored rather than lost; otherwise JudgeError.
         """
         if not self.settings.interpretation_enabled:
-            from .judges.heuristic import HeuristicJudge
+            from aimem.judges.heuristic import HeuristicJudge
 
             heuristic = HeuristicJudge()
             scored = heuristic.score(content, user_context=user_context)
@@ -274,7 +274,7 @@ class Judging:
             [*await self.retriever.related(c, v, exclude), *(earlier[i] if earlier else ())]
             for i, (c, v) in enumerate(zip(contents, vectors, strict=True))
         ]
-        from .judges.batch import JudgeItem  # on use: only a batching judge needs it
+        from aimem.judges.batch import JudgeItem  # on use: only a batching judge needs it
 
         items = [JudgeItem(c, r) for c, r in zip(contents, related, strict=True)]
         interpret_many = self.judge.interpret_many  # type: ignore[attr-defined]
@@ -311,7 +311,7 @@ class Judging:
 
 def _recall_terms(content: str) -> str:
     """The words questions about ``content`` use but it may not ("residence", "live")."""
-    from .judges.heuristic.statement import recall_terms  # on use: its vocabularies are big
+    from aimem.judges.heuristic.statement import recall_terms  # on use: its vocabularies are big
 
     return recall_terms(content)
 
@@ -327,7 +327,7 @@ def _contested(
     """
     if not related:
         return ()
-    from .judges.heuristic.conflicts import find_contested  # on use: its vocabularies are big
+    from aimem.judges.heuristic.conflicts import find_contested  # on use: its vocabularies are big
 
     found = find_contested(content, [m.content for m in related])
     return tuple(
@@ -346,8 +346,8 @@ def may_retire(content: str, memory: Memory) -> bool:
     """
     if memory.restored_at is None:
         return True
-    from .judges.heuristic.ends import names_held_value  # on use: its vocabularies are big
-    from .judges.heuristic.supersession import find_superseded
+    from aimem.judges.heuristic.ends import names_held_value  # on use: its vocabularies are big
+    from aimem.judges.heuristic.supersession import find_superseded
 
     return bool(find_superseded(content, [memory.content], precise=True)) and names_held_value(
         content, memory.content

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .models import HistoryEvent, Memory, PruneReport
+from aimem.models import HistoryEvent, Memory, PruneReport
 
 __all__ = [
     "BatchResult",

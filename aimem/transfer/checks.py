@@ -17,10 +17,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from .exceptions import AimemError, ValidationError
-from .ids import content_hash
-from .scoring import priority_from
-from .validation import (
+from aimem.exceptions import AimemError, ValidationError
+from aimem.ids import content_hash
+from aimem.scoring import priority_from
+from aimem.validation import (
     MAX_COUNT,
     MAX_LABEL_CHARS,
     MAX_RATIONALE_CHARS,
@@ -40,7 +40,7 @@ from .validation import (
 )
 
 if TYPE_CHECKING:
-    from .transfer import HistoryLine, MemoryLine, ParsedExport
+    from aimem.transfer.export_file import HistoryLine, MemoryLine, ParsedExport
 
 __all__ = ["MAX_DIM", "UNIT_TOLERANCE", "check_history", "check_memory", "check_whole"]
 

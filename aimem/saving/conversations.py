@@ -22,14 +22,14 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from .conversation import Turn, batches
-from .exceptions import AimemError, JudgeError
-from .judges.base import judge_source
-from .judges.extract import MAX_SHOWN, Fact
-from .judging import Judging, judge_crash
-from .models import Interpretation, Memory, RelatedMemory, SaveReport
-from .storage import NewMemory
-from .vectors import Vector
+from aimem.exceptions import AimemError, JudgeError
+from aimem.judges.base import judge_source
+from aimem.judges.extract import MAX_SHOWN, Fact
+from aimem.models import Interpretation, Memory, RelatedMemory, SaveReport
+from aimem.saving.contents import Judging, judge_crash
+from aimem.saving.messages import Turn, batches
+from aimem.storage import NewMemory
+from aimem.vectors import Vector
 
 __all__ = ["ConversationPlan", "judge_in_order", "plan_conversation"]
 
@@ -97,7 +97,7 @@ async def judge_in_order(
     """
     if len(contents) < 2:
         return await judging.judge_all(contents, user_context)
-    from .judges.heuristic.statement import read  # on use: its vocabularies are big
+    from aimem.judges.heuristic.statement import read  # on use: its vocabularies are big
 
     readings = [read(c) for c in contents]
     topics = [frozenset(r.tokens) | {f"#slot:{s.kind}" for s in r.slots} for r in readings]

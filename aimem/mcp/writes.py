@@ -12,12 +12,11 @@ from typing import Annotated, Any
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from .conversation import MAX_MESSAGES, ROLES
-from .exceptions import ValidationError
-from .mcp_args import Component, Detail, MemoryId, UserContext, client_interpretation
-from .mcp_pages import Pager
-from .mcp_reads import Plan
-from .mcp_views import (
+from aimem.exceptions import ValidationError
+from aimem.mcp.args import Component, Detail, MemoryId, UserContext, client_interpretation
+from aimem.mcp.pages import Pager
+from aimem.mcp.reads import Plan
+from aimem.mcp.views import (
     BatchResult,
     CoreSet,
     Deleted,
@@ -29,9 +28,10 @@ from .mcp_views import (
     memory_view,
     prune_view,
 )
-from .memory import AsyncMemoryStore
-from .models import Memory, SaveReport
-from .validation import (
+from aimem.models import Memory, SaveReport
+from aimem.saving.messages import MAX_MESSAGES, ROLES
+from aimem.store import AsyncMemoryStore
+from aimem.validation import (
     MAX_IDEMPOTENCY_KEY_CHARS,
     MAX_LIMIT,
     check_content,

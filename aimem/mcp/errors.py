@@ -14,8 +14,8 @@ import re
 
 from pydantic import ValidationError as PydanticValidationError
 
-from .exceptions import AimemError, StorageError
-from .mcp_http import one_line
+from aimem.exceptions import AimemError, StorageError
+from aimem.mcp.http import one_line
 
 __all__ = ["SEMANTIC_NEEDS_EMBEDDER", "argument_errors", "mcp_wording", "public_message"]
 

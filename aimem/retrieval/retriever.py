@@ -12,16 +12,16 @@ from datetime import UTC, datetime
 from itertools import zip_longest
 from typing import Any, Literal, TypeVar
 
-from .embeddings import Embedder
-from .exceptions import EmbedderMismatchError, ValidationError
-from .keywords import search_terms
-from .models import Memory, RelatedMemory, SearchHit
-from .ranking import RankingWeights, rank_hits
-from .relevance import calibration_of, combined, keyword_share
-from .settings import Settings
-from .stemmer import stem
-from .storage import Backend, SearchFilters
-from .vectors import Vector, units
+from aimem.embeddings import Embedder
+from aimem.exceptions import EmbedderMismatchError, ValidationError
+from aimem.models import Memory, RelatedMemory, SearchHit
+from aimem.retrieval.ranking import RankingWeights, rank_hits
+from aimem.retrieval.relevance import calibration_of, combined, keyword_share
+from aimem.settings import Settings
+from aimem.storage import Backend, SearchFilters
+from aimem.text.keywords import search_terms
+from aimem.text.stemmer import stem
+from aimem.vectors import Vector, units
 
 __all__ = ["CANDIDATES", "Mode", "Retriever", "mismatch_message", "other_embedder_message"]
 
@@ -197,7 +197,7 @@ class Retriever:
         explain: bool,
     ) -> list[SearchHit]:
         """Each candidate with its absolute relevance, the floor applied, others' facts lower."""
-        from .siblings import about_someone_else, facts_of
+        from aimem.retrieval.siblings import about_someone_else, facts_of
 
         cosine = {memory.id: value for memory, value in semantic}
         calibration = calibration_of(self.embedder)
@@ -241,7 +241,7 @@ class Retriever:
         Among the candidates that cleared the floor: a newer sibling just past the limit
         moves up above the memory it replaces; nothing the query did not find comes in.
         """
-        from .siblings import current_first
+        from aimem.retrieval.siblings import current_first
 
         top = hits[: limit + _SIBLING_REACH]
         ordered, marks = current_first(top, lambda h: h.memory, window=len(top), asked=asked)
@@ -290,8 +290,8 @@ class Retriever:
             limit=wanted,
             related=True,
         )
-        from .judges.heuristic.clauses import stated_facts  # on use: its vocabularies are big
-        from .judges.heuristic.statement import slot_terms
+        from aimem.judges.heuristic.clauses import stated_facts  # on use: its vocabularies are big
+        from aimem.judges.heuristic.statement import slot_terms
 
         facts = stated_facts(content)
         if facts:  # a long turn or a request: its stated facts, without the request's words

@@ -8,30 +8,61 @@ async twin on aimem's background loop, so both share every decision.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
+import contextvars
 import dataclasses
 import logging
+import os
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
 
-from .assembly import ArchiveCallback
-from .context import render_context
-from .conversation import Messages, check_messages
-from .exceptions import AmbiguousIdError, JudgeError, NotFoundError, ValidationError
-from .ids import DISPLAY_PREFIX, MIN_PREFIX, id_prefix, shortest_unique_prefixes
-from .models import HistoryEvent, Interpretation, Memory, PruneReport, SaveReport, SearchHit, Stats
-from .portability import Portability
-from .retrieval import Mode
-from .storage import Order, SearchFilters, check_version, content_hash
-from .validation import (
+from aimem import display
+from aimem.capacity import CapacityPolicy
+from aimem.context import render_context
+from aimem.embedder_spec import embedder_from_spec
+from aimem.embeddings import Embedder
+from aimem.exceptions import (
+    AimemError,
+    AmbiguousIdError,
+    JudgeError,
+    NotFoundError,
+    ValidationError,
+)
+from aimem.forking import guard, renew_after_fork, renew_if_forked
+from aimem.ids import DISPLAY_PREFIX, MIN_PREFIX, id_prefix, shortest_unique_prefixes
+from aimem.judges.base import Judge
+from aimem.models import (
+    ExportReport,
+    HistoryEvent,
+    ImportReport,
+    Interpretation,
+    Memory,
+    PruneReport,
+    SaveReport,
+    SearchHit,
+    Stats,
+)
+from aimem.retrieval.retriever import Mode, Retriever, mismatch_message, other_embedder_message
+from aimem.saving.contents import Judging, default_judge
+from aimem.saving.messages import Messages, check_messages
+from aimem.settings import Settings, default_database_url
+from aimem.storage import Order, SearchFilters, check_version, content_hash, open_backend
+from aimem.transfer.portability import Portability
+from aimem.validation import (
     check_compress,
     check_content,
     check_contents,
     check_core_text,
     check_idempotency_key,
+    check_label,
     check_limit,
     check_memory_id,
     check_min_score,
+    check_namespace,
     check_user_context,
     check_version_number,
     check_when,
@@ -41,8 +72,15 @@ __all__ = ["ArchiveCallback", "AsyncMemoryStore"]
 
 log = logging.getLogger("aimem")
 
+ArchiveCallback = Callable[[list[Memory]], object]
+P = ParamSpec("P")
+T = TypeVar("T")
 
-class AsyncMemoryStore(Portability):
+#: Database calls one store runs at once; more wait (a pool's connections bound them too).
+DB_THREADS = 4
+
+
+class AsyncMemoryStore:
     """Long-term memory that interprets, scores and forgets (async API).
 
     Example:
@@ -55,6 +93,182 @@ class AsyncMemoryStore(Portability):
         >>> asyncio.run(main(os.path.join(tempfile.mkdtemp(), "a.db")))
         True
     """
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        judge: Judge | None = None,
+        embedder: Embedder | str | None = None,
+        settings: Settings | None = None,
+        namespace: str = "default",
+        on_archive: ArchiveCallback | None = None,
+        **overrides: Any,
+    ) -> None:
+        if isinstance(embedder, str):  # a spec such as "local": the setting, given here
+            overrides["embedder"] = embedder
+            embedder = None
+        if embedder is not None and not isinstance(embedder, Embedder):
+            raise ValidationError(
+                "embedder must have name, dim and an async embed(texts) method, "
+                "like aimem.LocalEmbedder or aimem.OpenAIEmbedder, or be a spec such as 'local'"
+            )
+        if database_url is not None:
+            overrides["database_url"] = database_url
+        # An explicit Settings object replaces env and file; keyword overrides still win.
+        self.settings = (
+            settings.with_overrides(**overrides) if settings else Settings.load(overrides)
+        )
+        # Built from the setting (AIMEM_EMBEDDER), the store owns it and closes it.
+        self._owns_embedder = embedder is None
+        if embedder is None:
+            embedder = embedder_from_spec(self.settings.embedder, self.settings)
+        self.namespace = check_namespace(namespace)
+        if judge is not None and not hasattr(judge, "interpret"):
+            raise ValidationError("judge must have an async interpret(content, ...) method")
+        # The database first: a URL it refuses is the error to see, not a judge notice.
+        with guard():  # SQLite's C locks: a fork waits (forking.py)
+            self._db = open_backend(self.settings.database_url or default_database_url())
+        try:
+            self.judge: Judge = judge if judge is not None else default_judge(self.settings)
+        except BaseException:
+            self._db.close()
+            raise
+        self._owns_judge = judge is None
+        self._on_archive = on_archive
+        self._retriever = Retriever(
+            self._db, self.namespace, embedder, self.settings, self._db_call
+        )
+        self._judging = Judging(self.judge, self._retriever, self.settings)
+        self._transfers = Portability(
+            self._db,
+            self._db_call,
+            self.namespace,
+            self._retriever,
+            policy=lambda: self.policy,
+            report=self._report,
+            max_content_chars=lambda: self.settings.max_content_chars,
+        )
+        self._closed = False
+        self._threads = _db_threads()
+        renew_after_fork(self)
+        display.track_store(self)
+        if embedder is not None:
+            self._check_embedder(embedder)
+
+    def _check_embedder(self, embedder: Embedder) -> None:
+        """Say at open when the embedder cannot use the stored vectors (saves will refuse)."""
+        try:
+            check_label(embedder.name, "the embedder's name")
+            dim = embedder.dim
+            with guard():
+                stored = self._db.vector_dim(self.namespace, embedder.name)
+                others = self._db.vector_models(self.namespace) if stored is None else {}
+        except AimemError:
+            self._db.close()
+            raise
+        if dim is not None and stored is not None and stored != dim:
+            log.warning("aimem: %s", mismatch_message(embedder.name, stored, dim))
+        elif others:
+            log.warning("aimem: %s", other_embedder_message(embedder.name, others))
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    @property
+    def policy(self) -> CapacityPolicy:
+        """The capacity settings in force."""
+        s = self.settings
+        return CapacityPolicy(s.max_memories, s.min_priority_score, s.auto_prune)
+
+    @property
+    def database_url(self) -> str:
+        """Where this store keeps its memories."""
+        return self._db.url
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder behind semantic search, or None for keyword search only."""
+        return self._retriever.embedder
+
+    async def aclose(self) -> None:
+        """Close the database and any judge client this store created."""
+        if self._closed:
+            return
+        self._closed = True
+        closer = getattr(self.judge, "aclose", None) if self._owns_judge else None
+        if closer is not None:
+            await closer()
+        embedder_closer = getattr(self.embedder, "aclose", None) if self._owns_embedder else None
+        if embedder_closer is not None:
+            await embedder_closer()
+        # Calls still running (lookups of judgements a failed save_many left behind) end
+        # first, off the loop, so none hands its connection back to a disposed pool.
+        await asyncio.to_thread(self._threads.shutdown)
+        with guard():
+            self._db.close()
+
+    def _ids_for_views(self) -> builtins.list[str] | None:
+        """Every id of the namespace, read now on the caller's thread; None once closed.
+
+        For a view given no store (``display.ids_of_open_stores``): a table's id
+        prefixes must be ones this store accepts. Display code runs outside the event
+        loop, so the read is direct, as ``short_ids`` reads through the store's threads.
+        """
+        if self._closed:
+            return None
+        try:
+            with guard():
+                return self._db.all_ids(self.namespace)
+        except AimemError:
+            return None
+
+    def _after_fork(self) -> None:
+        """In a forked child: new database threads and connections (``forking.py``)."""
+        self._threads = _db_threads()  # the parent's have no threads here: work would wait
+        self._db.after_fork()
+
+    async def close(self) -> None:
+        """Same as ``aclose()``: the async twin of ``MemoryStore.close()``."""
+        await self.aclose()
+
+    async def _db_call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run a database call on this store's own threads, never on the event loop.
+
+        A call may wait seconds for a lock (another writer of its namespace, or of the
+        SQLite file). Inline on aimem's private loop, which every sync store shares, it
+        would stall all of them. On a user's loop, the default executor is shared with
+        the rest of the app, which a few blocked writers could fill. A hop costs about
+        0.1 ms (an offline save makes three), little beside an LLM's reply. The caller's
+        context variables go along, as with ``asyncio.to_thread`` (tracing).
+        """
+        if self._closed:
+            raise AimemError("This memory store is closed: open a new one")
+        renew_if_forked()
+        context = contextvars.copy_context()
+
+        def call() -> T:
+            with guard():  # no fork in the middle of it (forking.py)
+                return context.run(fn, *args, **kwargs)
+
+        return await asyncio.get_running_loop().run_in_executor(self._threads, call)
+
+    def _report(self, archived: builtins.list[Memory]) -> None:
+        """Tell the caller what was forgotten: a log line and the on_archive callback."""
+        if not archived:
+            return
+        for m in archived:
+            log.info(
+                "aimem archived %s (priority %s, %s) in namespace %s",
+                m.id,
+                m.priority_score,
+                m.archive_reason,
+                m.namespace,
+            )
+        if self._on_archive is not None:
+            try:
+                self._on_archive(archived)
+            except Exception:  # the save is committed; a failing callback must not undo that
+                log.exception("aimem: on_archive callback raised")
 
     async def __aenter__(self) -> AsyncMemoryStore:
         return self
@@ -161,7 +375,7 @@ class AsyncMemoryStore(Portability):
         find, ns = self._db.find_active_duplicate, self.namespace
         peek = {c: await self._db_call(find, ns, content_hash(c), reinforce=False) for c in unique}
         seen = {c: m for c, m in peek.items() if m is not None}
-        from .conversation_judging import judge_in_order  # on use, as save_conversation
+        from aimem.saving.conversations import judge_in_order  # on use, as save_conversation
 
         fresh = [c for c in unique if c not in seen]
         items = await judge_in_order(self._judging, fresh, user_context)
@@ -188,7 +402,7 @@ class AsyncMemoryStore(Portability):
         at least ``min_priority_score``. Duplicates, supersession and capacity as
         ``save_many``, in one transaction, conversation order kept (``[]`` if nothing is
         worth keeping). On a judge failure the user turns are kept raw as pending
-        (``on_judge_error``). Message rules and size bounds: ``aimem.conversation``.
+        (``on_judge_error``). Message rules and size bounds: ``aimem.saving.messages``.
 
         Raises:
             ValidationError: a bad message (named by index), too long, or no user text.
@@ -202,7 +416,7 @@ class AsyncMemoryStore(Portability):
     ) -> SaveReport:
         """Like ``save_conversation``, but also says which were duplicates and what was archived."""
         # On use: the conversation path (fact extraction, faithfulness checks) is big to import.
-        from .conversation_judging import plan_conversation
+        from aimem.saving.conversations import plan_conversation
 
         turns = check_messages(messages, self.settings.max_content_chars)
         plan = await plan_conversation(
@@ -457,7 +671,7 @@ class AsyncMemoryStore(Portability):
         ``mode="hybrid"`` fuses keyword (BM25) and semantic (cosine) ranks and is
         keyword-only when no embedder is configured. Relevance leads the score; priority
         and recency (weights in Settings) break near-ties. Each hit's ``relevance`` is on
-        an absolute 0..1 scale (``aimem.relevance``); hits below ``min_relevance``
+        an absolute 0..1 scale (``aimem.retrieval.relevance``); hits below ``min_relevance``
         (default ``Settings.search_min_relevance``) are left out, so a query sharing no
         word or meaning with any memory finds nothing. ``min_score`` is a *priority*
         floor. Others' facts rank below the user's own for a question about the user; of
@@ -523,7 +737,9 @@ class AsyncMemoryStore(Portability):
         if query is not None:
             hits = await self.search(query, limit=min(wanted, 100))
             return render_context(core, [h.memory for h in hits], max_chars, query=query)
-        from .siblings import current_first  # on use: reading memories imports the judge's rules
+        from aimem.retrieval.siblings import (
+            current_first,  # on use: reading memories imports the judge's rules
+        )
 
         listed = await self.list(limit=wanted)
         memories, _ = current_first(listed, lambda m: m, window=50, by_words=False)
@@ -598,3 +814,74 @@ class AsyncMemoryStore(Portability):
         """
         memory_id = await self._resolve(memory_id)
         return await self._db_call(self._db.history, self.namespace, memory_id)
+
+    # -- export, import, re-embedding, backup (Portability does the work) ---------------
+
+    async def export_to(
+        self, path: str | os.PathLike[str], *, include_history: bool = True
+    ) -> ExportReport:
+        """Write this namespace to a checksummed JSON Lines file (archived memories too).
+
+        Lossless: every field of every memory (with its vector and idempotency keys),
+        the core and, by default, the history. The file appears complete or not at all.
+
+        Raises:
+            FileExistsError: ``path`` exists; an export never overwrites anything.
+        """
+        return await self._transfers.export_to(path, include_history)
+
+    async def import_from(
+        self,
+        path: str | os.PathLike[str],
+        dry_run: bool = False,
+        *,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> ImportReport:
+        """Load an ``export_to`` file into this namespace, all or nothing.
+
+        The whole file is validated first (checksum, schema, bounds, counts) and checked
+        against the database (ids, keys and active duplicates must be new); only then is
+        it written, in one transaction, after which the capacity manager runs. With
+        ``dry_run=True`` nothing is written and the report says what was found.
+        ``progress(done, total)`` (memories) is called once the file is read and checked
+        (0 of them), and again when the transaction is done (all of them).
+
+        Raises:
+            ValidationError: the file is damaged, tampered or clashes (not in a dry run,
+                where the problems are in the report); nothing was written.
+        """
+        return await self._transfers.import_from(path, dry_run, progress)
+
+    async def reembed(
+        self,
+        *,
+        batch_size: int = 64,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> int:
+        """Re-compute every memory's vector (archived ones too) with this store's embedder.
+
+        The way out after changing embedders (another model, or the same name with
+        another dimension): all vectors of the namespace are replaced in one transaction,
+        so search never mixes the two. ``progress(done, total)`` is called after each
+        batch. Returns how many memories were embedded.
+
+        Raises:
+            ValidationError: the store has no embedder, or a bad ``batch_size``.
+            EmbeddingError: the embedder failed; the stored vectors are unchanged.
+        """
+        return await self._transfers.reembed(batch_size, progress)
+
+    async def backup(self, path: str | os.PathLike[str]) -> Path:
+        """Copy the whole database file (every namespace) with SQLite's online backup API.
+
+        Safe while other threads and processes write: never a copy of a live file.
+
+        Raises:
+            FileExistsError: ``path`` exists.
+        """
+        return await self._transfers.backup(path)
+
+
+def _db_threads() -> ThreadPoolExecutor:
+    """A store's database threads: started on first use, so an idle store costs none."""
+    return ThreadPoolExecutor(max_workers=DB_THREADS, thread_name_prefix="aimem-db")

@@ -34,11 +34,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from .exceptions import ValidationError
-from .forking import at_fork
-from .models import Memory
-from .sync import MemoryStore
-from .validation import check_content, check_core_text, parse_json
+from aimem.exceptions import ValidationError
+from aimem.forking import at_fork
+from aimem.models import Memory
+from aimem.sync_store import MemoryStore
+from aimem.validation import check_content, check_core_text, parse_json
 
 __all__ = [
     "AigptMemory",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from .models import Memory, SearchHit
+from aimem.models import Memory, SearchHit
 
 __all__ = ["RankingWeights", "rank_hits", "recency"]
 

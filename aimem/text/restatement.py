@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .third_person import third_person
+from aimem.text.third_person import third_person
 
 __all__ = ["MAX_CHARS", "legacy_recall_terms", "restate"]
 

@@ -30,9 +30,9 @@ from typing import Any, TypeVar
 
 from mcp_types import CallToolResult, TextContent
 
-from .exceptions import ValidationError
-from .mcp_views import Json
-from .models import Memory
+from aimem.exceptions import ValidationError
+from aimem.mcp.views import Json
+from aimem.models import Memory
 
 __all__ = ["MAX_CURSOR_CHARS", "Listing", "Pager", "compact", "result_chars"]
 

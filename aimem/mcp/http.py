@@ -29,7 +29,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
-from .exceptions import ValidationError
+from aimem.exceptions import ValidationError
 
 __all__ = [
     "ALLOWED_HOSTS_ENV",

@@ -27,10 +27,10 @@ from collections.abc import Callable, Sequence
 from functools import cached_property, lru_cache
 from typing import TypeVar
 
-from .keywords import index_terms, memory_terms
-from .models import Memory
-from .stemmer import stem
-from .third_person import speaker_label
+from aimem.models import Memory
+from aimem.text.keywords import index_terms, memory_terms
+from aimem.text.stemmer import stem
+from aimem.text.third_person import speaker_label
 
 __all__ = ["Facts", "about_someone_else", "current_first", "facts_of"]
 
@@ -99,14 +99,14 @@ class Facts:
     @cached_property
     def kinds(self) -> frozenset[str]:
         """The single-valued slots it fills (a residence, a job, ...)."""
-        from .judges.heuristic.statement import recall_kinds  # on use: vocabularies
+        from aimem.judges.heuristic.statement import recall_kinds  # on use: vocabularies
 
         return recall_kinds(self._recall) & _SINGLE_VALUED
 
     @cached_property
     def subject(self) -> str:
         """``"user"``, ``"other:<relation>"`` or ``"name:<name>"``, by speaker in a transcript."""
-        from .judges.heuristic.statement import subject_of  # on use: vocabularies
+        from aimem.judges.heuristic.statement import subject_of  # on use: vocabularies
 
         return _whose(self._content, subject_of)
 
@@ -123,7 +123,7 @@ class Facts:
     @cached_property
     def changes(self) -> bool:
         """Says something changed ("now", "moved", "cancelled", "back on")."""
-        from .judges.heuristic.statement import says_change  # on use: vocabularies
+        from aimem.judges.heuristic.statement import says_change  # on use: vocabularies
 
         return says_change(self._content)
 
@@ -178,7 +178,7 @@ def _whose(content: str, subject_of: Callable[[str], str]) -> str:
 @lru_cache(maxsize=1)
 def _relatives() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """The relatives a question may name ("my sister", 母は), compiled once on first use."""
-    from .judges.heuristic import slots as sv  # on use: its vocabularies are big
+    from aimem.judges.heuristic import slots as sv  # on use: its vocabularies are big
 
     return (
         re.compile(

@@ -8,7 +8,7 @@ and ``notebooks/03_judge_quality.ipynb`` both use this module.
 
 Example:
     >>> import aimem
-    >>> from aimem.evaluation import dev_set, evaluate
+    >>> from aimem.judges.evaluation import dev_set, evaluate
     >>> rows = dev_set()
     >>> judge = aimem.HeuristicJudge()
     >>> result = evaluate(rows, {r["id"]: judge.score(r["text"]).priority_score for r in rows})

@@ -17,10 +17,10 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from pydantic import ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
-from .exceptions import ValidationError
-from .mcp_pages import MAX_CURSOR_CHARS
-from .models import Interpretation
-from .validation import MAX_LIMIT, MAX_USER_CONTEXT_CHARS
+from aimem.exceptions import ValidationError
+from aimem.mcp.pages import MAX_CURSOR_CHARS
+from aimem.models import Interpretation
+from aimem.validation import MAX_LIMIT, MAX_USER_CONTEXT_CHARS
 
 __all__ = [
     "MAX_ID_CHARS",

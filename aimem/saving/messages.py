@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .exceptions import ValidationError
-from .validation import clean_text, shown
+from aimem.exceptions import ValidationError
+from aimem.validation import clean_text, shown
 
 __all__ = [
     "BATCH_CHARS",

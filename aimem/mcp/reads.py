@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from .exceptions import NotFoundError, ValidationError
-from .mcp_args import (
+from aimem.exceptions import NotFoundError, ValidationError
+from aimem.mcp.args import (
     Cursor,
     Detail,
     Limit,
@@ -26,9 +26,9 @@ from .mcp_args import (
     When,
     parse_when,
 )
-from .mcp_errors import SEMANTIC_NEEDS_EMBEDDER
-from .mcp_pages import Pager
-from .mcp_views import (
+from aimem.mcp.errors import SEMANTIC_NEEDS_EMBEDDER
+from aimem.mcp.pages import Pager
+from aimem.mcp.views import (
     NO_MATCH,
     CoreResult,
     HistoryResult,
@@ -39,8 +39,8 @@ from .mcp_views import (
     hit_view,
     memory_view,
 )
-from .memory import AsyncMemoryStore
-from .models import Memory, Stats
+from aimem.models import Memory, Stats
+from aimem.store import AsyncMemoryStore
 
 __all__ = ["READ_ONLY", "read_tools"]
 

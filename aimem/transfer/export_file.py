@@ -30,9 +30,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
-from .export_checks import check_history, check_memory, check_whole
-from .models import Memory
-from .validation import parse_json
+from aimem.models import Memory
+from aimem.transfer.checks import check_history, check_memory, check_whole
+from aimem.validation import parse_json
 
 __all__ = [
     "FORMAT",

@@ -22,7 +22,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-from .stemmer import stem
+from aimem.text.stemmer import stem
 
 __all__ = [
     "cjk_bigrams",

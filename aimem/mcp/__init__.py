@@ -1,0 +1,1 @@
+"""The MCP server: a thin shell over the public API (``aimem mcp``)."""

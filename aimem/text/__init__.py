@@ -1,0 +1,1 @@
+"""Text rules every layer shares: keyword terms, Porter stems, third-person restatements."""
