@@ -15,9 +15,9 @@ from __future__ import annotations
 import importlib
 import typing
 
-from aimem import old_paths
+from aimem.old_paths import install as _install_old_paths
 
-old_paths.install()  # import aimem.memory, aimem.mcp_server... of earlier releases still work
+_install_old_paths()  # import aimem.memory, aimem.mcp_server... of earlier releases still work
 
 if typing.TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__
     from aimem.embeddings import Embedder, LocalEmbedder, MultilingualEmbedder, OpenAIEmbedder

@@ -4,7 +4,7 @@
 libraries; instead one private loop lives in a daemon thread and sync callers wait
 on futures submitted to it. The same loop serves every sync store in the process,
 so async clients (httpx connection pools) always stay on the loop that made them;
-database calls leave it for each store's own threads (``assembly.py``), so one
+database calls leave it for each store's own threads (``store.py``), so one
 store's lock wait never holds up another's work.
 
 A child forked after the loop started has no loop thread (only the forking thread

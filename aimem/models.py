@@ -19,7 +19,7 @@ from pydantic import (
     field_validator,
 )
 
-from aimem import display
+from aimem.display import html_of, rich_of
 from aimem.scoring import COMPONENT_MAX, priority_from
 
 if TYPE_CHECKING:
@@ -153,10 +153,10 @@ class Memory(BaseModel):
 
     # Views come from aimem.render, registered in aimem.display (no import cycle).
     def _repr_html_(self) -> str:
-        return display.html_of(self)
+        return html_of(self)
 
     def __rich__(self) -> RenderableType:
-        return display.rich_of(self)
+        return rich_of(self)
 
 
 class HistoryEvent(BaseModel):
@@ -206,10 +206,10 @@ class SearchHit(BaseModel):
     conflicts_with: str | None = None
 
     def _repr_html_(self) -> str:
-        return display.html_of(self)
+        return html_of(self)
 
     def __rich__(self) -> RenderableType:
-        return display.rich_of(self)
+        return rich_of(self)
 
 
 class PruneReport(BaseModel):
@@ -230,10 +230,10 @@ class PruneReport(BaseModel):
         return {m.id: m.archive_reason or "" for m in self.archived}
 
     def _repr_html_(self) -> str:
-        return display.html_of(self)
+        return html_of(self)
 
     def __rich__(self) -> RenderableType:
-        return display.rich_of(self)
+        return rich_of(self)
 
 
 class SaveReport(BaseModel):
@@ -247,10 +247,10 @@ class SaveReport(BaseModel):
     duplicates: list[str] = []
 
     def _repr_html_(self) -> str:
-        return display.html_of(self)
+        return html_of(self)
 
     def __rich__(self) -> RenderableType:
-        return display.rich_of(self)
+        return rich_of(self)
 
 
 class ExportReport(BaseModel):
@@ -286,10 +286,10 @@ class ImportReport(BaseModel):
         return max(value, len(info.data.get("errors", ())))
 
     def _repr_html_(self) -> str:
-        return display.html_of(self)
+        return html_of(self)
 
     def __rich__(self) -> RenderableType:
-        return display.rich_of(self)
+        return rich_of(self)
 
 
 class Stats(BaseModel):
@@ -315,7 +315,7 @@ class Stats(BaseModel):
     embedded: int | None = None
 
     def _repr_html_(self) -> str:
-        return display.html_of(self)
+        return html_of(self)
 
     def __rich__(self) -> RenderableType:
-        return display.rich_of(self)
+        return rich_of(self)

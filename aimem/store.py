@@ -20,9 +20,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from aimem import display
 from aimem.capacity import CapacityPolicy
 from aimem.context import render_context
+from aimem.display import track_store
 from aimem.embedder_spec import embedder_from_spec
 from aimem.embeddings import Embedder
 from aimem.exceptions import (
@@ -35,6 +35,7 @@ from aimem.exceptions import (
 from aimem.forking import guard, renew_after_fork, renew_if_forked
 from aimem.ids import DISPLAY_PREFIX, MIN_PREFIX, id_prefix, shortest_unique_prefixes
 from aimem.judges.base import Judge
+from aimem.judges.reading import reading_for
 from aimem.models import (
     ExportReport,
     HistoryEvent,
@@ -137,7 +138,12 @@ class AsyncMemoryStore:
         self._owns_judge = judge is None
         self._on_archive = on_archive
         self._retriever = Retriever(
-            self._db, self.namespace, embedder, self.settings, self._db_call
+            self._db,
+            self.namespace,
+            embedder,
+            self.settings,
+            self._db_call,
+            reading_for(self.judge),
         )
         self._judging = Judging(self.judge, self._retriever, self.settings)
         self._transfers = Portability(
@@ -152,7 +158,7 @@ class AsyncMemoryStore:
         self._closed = False
         self._threads = _db_threads()
         renew_after_fork(self)
-        display.track_store(self)
+        track_store(self)
         if embedder is not None:
             self._check_embedder(embedder)
 
@@ -737,12 +743,12 @@ class AsyncMemoryStore:
         if query is not None:
             hits = await self.search(query, limit=min(wanted, 100))
             return render_context(core, [h.memory for h in hits], max_chars, query=query)
-        from aimem.retrieval.siblings import (
-            current_first,  # on use: reading memories imports the judge's rules
-        )
+        from aimem.retrieval.siblings import current_first
 
         listed = await self.list(limit=wanted)
-        memories, _ = current_first(listed, lambda m: m, window=50, by_words=False)
+        memories, _ = current_first(
+            listed, lambda m: m, self._retriever.reading, window=50, by_words=False
+        )
         return render_context(core, memories, max_chars)
 
     # -- changing state ---------------------------------------------------------------

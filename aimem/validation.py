@@ -25,13 +25,12 @@ import re
 import sys
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aimem.exceptions import ValidationError
 
 if TYPE_CHECKING:
     from aimem.models import Interpretation
-    from aimem.settings import Settings
 
 __all__ = [
     "MAX_COUNT",
@@ -193,7 +192,20 @@ def check_idempotency_key(key: Any) -> str | None:
     return clean_text(key, "idempotency_key", one_line=True)
 
 
-def check_contents(contents: Any, settings: Settings) -> list[str]:
+class BatchLimits(Protocol):
+    """The settings a batch is checked against (``aimem.Settings`` has them)."""
+
+    @property
+    def max_content_chars(self) -> int: ...
+
+    @property
+    def max_batch_items(self) -> int: ...
+
+    @property
+    def max_memories(self) -> int: ...
+
+
+def check_contents(contents: Any, settings: BatchLimits) -> list[str]:
     """A list (or other non-string sequence) of valid contents; all are checked first.
 
     At most ``max_batch_items``, counted before any is read: the batch is one write
@@ -210,7 +222,7 @@ def check_contents(contents: Any, settings: Settings) -> list[str]:
     return [check_content(c, max_chars, what=f"item {i}") for i, c in enumerate(contents)]
 
 
-def check_compress(items: Any, settings: Settings, *, allow_empty: bool) -> list[str]:
+def check_compress(items: Any, settings: BatchLimits, *, allow_empty: bool) -> list[str]:
     """``compress``'s items, each once, if they can all stay active; else nothing is done.
 
     A compress result is the caller's consolidated memory, kept whole: none of it is

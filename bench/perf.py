@@ -41,7 +41,8 @@ A/B against another checkout of aimem (e.g. ``git worktree add --detach /tmp/bas
 b676d43``): ``--baseline DIR`` runs only the single-save measurement (a) of one size
 (``--size``, default 1000) for this checkout and the baseline alternately, ``--rounds``
 times, each run a fresh process of this script with ``PYTHONPATH`` set to its checkout
-(so both sides are measured by the same bench code). Prints one JSON line per run, then
+(so both sides are measured by the same bench code; ``--current DIR`` measures another
+checkout than this script's in its place). Prints one JSON line per run, then
 the medians per side and their ratio (this checkout / baseline); a run that fails, e.g.
 an old checkout without a setting, gets a ``"status": "failed"`` line and is left out:
 
@@ -502,7 +503,7 @@ def revision(checkout: Path) -> str:
 def ab(args: argparse.Namespace) -> int:
     """``--baseline``: the single-save section of one size, this checkout and the baseline
     alternately, each run in a fresh process importing aimem from its own checkout."""
-    here = Path(__file__).resolve().parents[1]
+    here = (args.current or Path(__file__).resolve().parents[1]).resolve()
     sides = {"current": here, "baseline": args.baseline.resolve()}
     runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
     failed = False
@@ -667,6 +668,11 @@ def main() -> int:
         "--baseline",
         type=Path,
         help="another aimem checkout: A/B of the single saves of one size against it",
+    )
+    parser.add_argument(
+        "--current",
+        type=Path,
+        help="with --baseline: the checkout measured against it (default: this script's)",
     )
     parser.add_argument("--size", type=int, default=1000, help="with --baseline: the size")
     parser.add_argument("--rounds", type=int, default=3, help="with --baseline: runs per side")

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 import aimem  # noqa: E402
 from aimem.judges.evaluation import evaluate, load_rows  # noqa: E402
 from aimem.judges.openai import KEPT_CONTENT_FLAG  # noqa: E402
-from aimem.judges.request_plan import SMALL_MODEL_WEIGHT, is_small_model  # noqa: E402
+from aimem.judges.requests import SMALL_MODEL_WEIGHT, is_small_model  # noqa: E402
 from aimem.loop import run_sync  # noqa: E402
 from aimem.scoring import COMPONENTS  # noqa: E402
 

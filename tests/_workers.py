@@ -1,13 +1,15 @@
 """Worker entry points and scenario drivers for the concurrency and crash-safety tests.
 
 Workers run in their own interpreter (``python -c "import _workers; _workers.main()" ...``)
-so they are real OS processes with their own SQLite connections and locks, and can be
+so they are real OS processes with their own database connections and locks, and can be
 killed with SIGKILL. Every worker records each save only *after* ``save()`` returned:
 one line ``"<index>\\t<id>\\n"`` appended to its acknowledgement file and fsync'ed, so a
 line on disk is proof that the caller was told "saved".
 
 ``tests/test_concurrency.py`` and ``bench/stress.py`` both drive the same scenarios
-through :func:`run_stress` and :func:`run_sigkill_round`. This module has no tests.
+through :func:`run_stress` and :func:`run_sigkill_round`, on a SQLite file or (the tests,
+with ``AIMEM_TEST_DATABASE_URL``) a PostgreSQL database; the database is watched and
+checked from outside through ``_db.py``. This module has no tests.
 """
 
 from __future__ import annotations
@@ -29,13 +31,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _db import (
+    CAPPED_SQL,
+    DB_ERRORS,
+    Target,
+    capped_count,
+    present_ids,
+    reader,
+    rows,
+    sqlite_path,
+)
+
 HERE = Path(__file__).resolve().parent
 NAMESPACE = "default"
-#: The rows the capacity manager bounds, exactly as DESIGN.md defines them.
-CAPPED_SQL = (
-    "SELECT count(*) FROM memories WHERE namespace = ? AND archived_at IS NULL "
-    "AND NOT pinned AND priority_score IS NOT NULL"
-)
 
 
 # -- contents ---------------------------------------------------------------------------
@@ -248,46 +256,36 @@ def stop_all(procs: Iterable[subprocess.Popen[bytes]]) -> None:
 # -- observing the database from outside -------------------------------------------------
 
 
-def open_readonly(path: Path) -> sqlite3.Connection:
-    """A read-only connection to the database file (never writes, never checkpoints)."""
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-
-
-def capped_count(path: Path, namespace: str = NAMESPACE) -> int:
-    """Active, unpinned, judged memories, counted from the table itself."""
-    con = open_readonly(path)
-    try:
-        return int(con.execute(CAPPED_SQL, (namespace,)).fetchone()[0])
-    finally:
-        con.close()
-
-
 class CapObserver(threading.Thread):
-    """Samples the capped count through fresh read-only connections until stopped.
+    """Samples the capped count on a connection of its own until stopped.
 
-    Each sample opens a new connection, so it sees the latest committed state: a
-    snapshot between two commits. ``max_seen`` is the highest count any sample saw.
+    Each sample sees the latest committed state, a snapshot between two commits (SQLite:
+    a read-only connection; PostgreSQL: an autocommit session). ``max_seen`` is the
+    highest count any sample saw.
     """
 
-    def __init__(self, path: Path, namespace: str = NAMESPACE, interval: float = 0.002) -> None:
+    def __init__(self, target: Target, namespace: str = NAMESPACE, interval: float = 0.002) -> None:
         super().__init__(name="cap-observer", daemon=True)
-        self.path, self.namespace, self.interval = path, namespace, interval
+        self.target, self.namespace, self.interval = target, namespace, interval
         self.samples = 0
         self.max_seen = 0
-        self.over: list[int] = []
         self.errors: list[str] = []
         self._stop_event = threading.Event()
 
     def run(self) -> None:
-        while not self._stop_event.is_set():
-            try:
-                count = capped_count(self.path, self.namespace)
-            except sqlite3.Error as exc:
-                self.errors.append(f"{type(exc).__name__}: {exc}")
-            else:
-                self.samples += 1
-                self.max_seen = max(self.max_seen, count)
-            self._stop_event.wait(self.interval)
+        try:
+            with reader(self.target) as read:
+                while not self._stop_event.is_set():
+                    try:
+                        [(count,)] = read(CAPPED_SQL, (self.namespace,))
+                    except DB_ERRORS as exc:
+                        self.errors.append(f"{type(exc).__name__}: {exc}")
+                    else:
+                        self.samples += 1
+                        self.max_seen = max(self.max_seen, int(count))
+                    self._stop_event.wait(self.interval)
+        except DB_ERRORS as exc:  # could not connect at all
+            self.errors.append(f"{type(exc).__name__}: {exc}")
 
     def stop(self) -> None:
         """Stop sampling and wait for the thread."""
@@ -295,24 +293,22 @@ class CapObserver(threading.Thread):
         self.join(timeout=10)
 
 
-def history_cap_peaks(path: Path, namespace: str = NAMESPACE) -> tuple[int, set[str]]:
+def history_cap_peaks(target: Target, namespace: str = NAMESPACE) -> tuple[int, set[str]]:
     """Replay the history log: the highest capped count at any commit boundary.
 
     Each save transaction writes one ``save`` event, then the ``archive`` events it
-    caused, and history ids follow commit order; so the count just before each ``save``
-    event (and at the end) is the count after a commit. Returns that peak and the set
-    of event kinds seen (the replay understands only ``save`` and ``archive``).
+    caused, and history ids follow commit order (SQLite has one writer at a time;
+    PostgreSQL serialises a namespace's writers on an advisory lock held until commit,
+    so its ids follow commit order within the namespace); so the count just before each
+    ``save`` event (and at the end) is the count after a commit. Returns that peak and
+    the set of event kinds seen (the replay understands only ``save`` and ``archive``).
     """
-    con = open_readonly(path)
-    try:
-        rows = con.execute(
-            "SELECT event FROM memory_history WHERE namespace = ? ORDER BY id", (namespace,)
-        ).fetchall()
-    finally:
-        con.close()
+    events = rows(
+        target, "SELECT event FROM memory_history WHERE namespace = ? ORDER BY id", (namespace,)
+    )
     count = peak = 0
     kinds: set[str] = set()
-    for (event,) in rows:
+    for (event,) in events:
         kinds.add(event)
         if event == "save":
             peak = max(peak, count)
@@ -325,7 +321,7 @@ def history_cap_peaks(path: Path, namespace: str = NAMESPACE) -> tuple[int, set[
 _ACTIVE_SEQ_SQL = "SELECT seq FROM memories WHERE archived_at IS NULL"
 
 
-def integrity(path: Path) -> str:
+def _sqlite_integrity(path: Path) -> str:
     """``PRAGMA integrity_check`` plus the keyword indexes' checks: "ok" when all pass.
 
     Assumes every memory has at least one word (true of the contents made here), so
@@ -368,20 +364,73 @@ def integrity(path: Path) -> str:
         con.close()
 
 
-def present_ids(path: Path, ids: Iterable[str]) -> set[str]:
-    """Which of ``ids`` have a row (active or archived)."""
-    wanted = list(ids)
-    con = open_readonly(path)
-    try:
-        found: set[str] = set()
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT id FROM memories WHERE id IN ({marks})"
-            found.update(row[0] for row in con.execute(sql, chunk))
-        return found
-    finally:
-        con.close()
+def integrity(target: Target) -> str:
+    """ "ok" when the database and everything derived from the memories agree.
+
+    SQLite: ``PRAGMA integrity_check`` and the keyword indexes' documents
+    (:func:`_sqlite_integrity`). PostgreSQL: the capacity counter, BM25's per-namespace
+    statistics and the rows deleted with a memory, each against the memories; and
+    ``amcheck`` over every table and B-tree index where the extension is installed.
+    """
+    path = sqlite_path(target)
+    if path is not None:
+        return _sqlite_integrity(path)
+    problems: list[str] = []
+    with reader(target) as read:
+        counted = {
+            ns: n for ns, n in read("SELECT namespace, capped FROM namespace_counts", ()) if n
+        }
+        actual = dict(
+            read(
+                "SELECT namespace, count(*) FROM memories WHERE archived_at IS NULL "
+                "AND NOT pinned AND priority_score IS NOT NULL GROUP BY namespace",
+                (),
+            )
+        )
+        if counted != actual:
+            problems.append(f"namespace_counts {counted} != memories {actual}")
+        kept = read(
+            "SELECT namespace, docs, tokens, active_docs, active_tokens FROM aimem_fts_stats "
+            "WHERE docs <> 0 ORDER BY 1",
+            (),
+        )
+        derived = read(
+            "SELECT namespace, count(*), sum(term_count), "
+            "count(*) FILTER (WHERE archived_at IS NULL), "
+            "coalesce(sum(term_count) FILTER (WHERE archived_at IS NULL), 0) "
+            "FROM memories GROUP BY namespace ORDER BY 1",
+            (),
+        )
+        if [tuple(map(str, r)) for r in kept] != [tuple(map(str, r)) for r in derived]:
+            problems.append(f"aimem_fts_stats {kept} != memories {derived}")
+        for table, column, key in (
+            ("memory_vectors", "seq", "seq"),
+            ("idempotency_keys", "memory_id", "id"),
+            ("memory_versions", "memory_id", "id"),
+        ):
+            [(orphans,)] = read(
+                f"SELECT count(*) FROM {table} t WHERE NOT EXISTS "
+                f"(SELECT 1 FROM memories m WHERE m.{key} = t.{column})",
+                (),
+            )
+            if orphans:
+                problems.append(f"{orphans} rows of {table} outlived their memory")
+        if read("SELECT 1 FROM pg_available_extensions WHERE name = 'amcheck'", ()):
+            read("CREATE EXTENSION IF NOT EXISTS amcheck", ())
+            relations = read(
+                "SELECT c.oid::regclass::text, c.relkind FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "LEFT JOIN pg_am a ON a.oid = c.relam "
+                "WHERE n.nspname = 'public' AND (c.relkind = 'r' OR a.amname = 'btree')",
+                (),
+            )
+            for name, kind in relations:
+                if kind == "r":
+                    damage = read("SELECT * FROM verify_heapam(?::regclass)", (name,))
+                    problems += [f"{name}: {d}" for d in damage]
+                else:
+                    read("SELECT bt_index_check(?::regclass, true)", (name,))
+    return "; ".join(problems) or "ok"
 
 
 # -- scenarios ----------------------------------------------------------------------------
@@ -449,22 +498,29 @@ def create_database(url: str, max_memories: int) -> None:
         store.prune()
 
 
+def _sqlite_url(target: Target) -> str:
+    return target if isinstance(target, str) else f"sqlite:///{target}"
+
+
 def run_stress(
     workdir: Path,
     *,
+    url: str | None = None,
     processes: int = 4,
     saves: int = 250,
     max_memories: int = 100,
     timeout: float = 120.0,
 ) -> StressResult:
-    """``processes`` workers x ``saves`` saves into one file at once, watched by an observer."""
+    """``processes`` workers x ``saves`` saves into one store at once, watched by an observer.
+
+    The store is ``url`` (any backend), by default a fresh SQLite file in ``workdir``.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
-    db = workdir / "stress.db"
-    url = f"sqlite:///{db}"
+    url = url or _sqlite_url(workdir / "stress.db")
     create_database(url, max_memories)
     go, ready = workdir / "go", workdir / "ready"
     procs: list[subprocess.Popen[bytes]] = []
-    observer = CapObserver(db)
+    observer = CapObserver(url)
     try:
         for w in range(processes):
             args = [
@@ -508,14 +564,8 @@ def run_stress(
         if (lines := (workdir / f"worker-{w}.out").read_text().splitlines())
     ]
     all_ids = [i for a in acks.values() for i in a.values()]
-    con = open_readonly(db)
-    try:
-        (total,) = con.execute(
-            "SELECT count(*) FROM memories WHERE namespace = ?", (NAMESPACE,)
-        ).fetchone()
-    finally:
-        con.close()
-    peak, kinds = history_cap_peaks(db)
+    [(total,)] = rows(url, "SELECT count(*) FROM memories WHERE namespace = ?", (NAMESPACE,))
+    peak, kinds = history_cap_peaks(url)
     return StressResult(
         processes=processes,
         saves_per_process=saves,
@@ -525,9 +575,9 @@ def run_stress(
         exit_codes=[p.returncode for p in procs],
         summaries=summaries,
         stderr=[(workdir / f"worker-{w}.err").read_text() for w in range(processes)],
-        present=len(present_ids(db, all_ids)),
+        present=len(present_ids(url, all_ids)),
         total_rows=int(total),
-        final_active=capped_count(db),
+        final_active=capped_count(url),
         max_observed_active=observer.max_seen,
         observer_samples=observer.samples,
         observer_errors=observer.errors,
@@ -577,7 +627,7 @@ class KillRound:
 
 def run_sigkill_round(
     workdir: Path,
-    db: Path,
+    target: Target,
     round_no: int,
     kill_after: int,
     *,
@@ -585,15 +635,17 @@ def run_sigkill_round(
     seed: int | None = None,
     timeout: float = 60.0,
 ) -> KillRound:
-    """SIGKILL a saving worker mid-burst while a companion keeps saving; check the file.
+    """SIGKILL a saving worker mid-burst while a companion keeps saving; check the store.
 
-    The victim saves until killed, right after it has acknowledged ``kill_after`` saves
-    plus a random 0-20 ms (so the kill lands at varied points, often inside a
-    transaction). The companion saves into the same file throughout and must see no
-    error, before or after the kill: the dead process's locks must not linger.
+    ``target`` is a store URL (any backend) or a SQLite file. The victim saves until
+    killed, right after it has acknowledged ``kill_after`` saves plus a random 0-20 ms
+    (so the kill lands at varied points, often inside a transaction). The companion
+    saves into the same store throughout and must see no error, before or after the
+    kill: the dead process's locks (SQLite's file lock, or its server session's advisory
+    lock) must not linger.
     """
     rng = random.Random(seed)
-    url = f"sqlite:///{db}"
+    url = _sqlite_url(target)
     tag = f"round-{round_no}"
     ack, companion_ack = workdir / f"{tag}-ack.txt", workdir / f"{tag}-companion-ack.txt"
     stop = workdir / f"{tag}-stop"
@@ -651,28 +703,22 @@ def run_sigkill_round(
     finally:
         stop_all(procs)
     acked, companion_acked = read_acks(ack), read_acks(companion_ack)
-    check = integrity(db)
-    con = open_readonly(db)
-    try:
-        row = con.execute(
-            "SELECT capped FROM namespace_counts WHERE namespace = ?", (NAMESPACE,)
-        ).fetchone()
-    finally:
-        con.close()
-    capped = capped_count(db)
+    check = integrity(url)
+    row = rows(url, "SELECT capped FROM namespace_counts WHERE namespace = ?", (NAMESPACE,))
+    capped = capped_count(url)
     reopened = _reopen_and_save(url, max_memories, round_no)
     return KillRound(
         round=round_no,
         kill_after=kill_after,
         returncode=victim.returncode,
         acknowledged=len(acked),
-        present=len(present_ids(db, acked.values())),
+        present=len(present_ids(url, acked.values())),
         integrity=check,
         capped_after=capped,
-        counts_row=int(row[0]) if row else -1,
+        counts_row=int(row[0][0]) if row else -1,
         companion_errors=read_jsonl(companion_errors),
         companion_acknowledged=len(companion_acked),
-        companion_present=len(present_ids(db, companion_acked.values())),
+        companion_present=len(present_ids(url, companion_acked.values())),
         companion_acks_after_kill=after_kill,
         reopened_save_ok=reopened,
         acked_ids=acked,

@@ -5,6 +5,9 @@ gives a test more stores (by name). Both build SQLite files in the test's tmp_pa
 with ``AIMEM_TEST_DATABASE_URL`` naming a PostgreSQL server, a fresh database per store
 on it (``_stores.py``). Tests that inspect the SQLite file itself (its bytes, journal
 mode, FTS tables) are marked ``sqlite_only`` and skipped on PostgreSQL.
+
+Also shared: ``chat`` and ``waits`` for tests of the OpenAI-compatible transport
+(``_llm.py`` has the plain helpers), and ``local_embedder``, one MiniLM for the session.
 """
 
 from __future__ import annotations
@@ -14,7 +17,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import respx
+from _llm import mocked, recorded_waits
 from _stores import drop_databases, on_postgres, store_url
+
+from aimem.embeddings import LocalEmbedder
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -62,3 +69,33 @@ def db_url_factory(tmp_path: Path) -> Callable[[str], str]:
 def db_url(db_url_factory: Callable[[str], str]) -> Iterator[str]:
     """The test's store."""
     yield db_url_factory("memories")
+
+
+@pytest.fixture
+def chat() -> Iterator[respx.Route]:
+    """The one place OpenAI is mocked: POST /chat/completions on ``_llm.BASE_URL``."""
+    with mocked("/chat/completions") as route:
+        yield route
+
+
+@pytest.fixture
+def waits() -> Iterator[list[float]]:
+    """The transport's retry waits, recorded instead of slept through."""
+    with recorded_waits() as recorded:
+        yield recorded
+
+
+@pytest.fixture(scope="session")
+def local_embedder() -> Iterator[LocalEmbedder]:
+    """The local MiniLM, loaded once for the whole session (skipped without the extra).
+
+    A loaded :class:`aimem.LocalEmbedder` holds only its settings and the model, and a
+    store never closes an embedder it was given, so tests can share it.
+    """
+    pytest.importorskip("sentence_transformers", reason="the local extra is not installed")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")  # the bundled model: nothing to fetch
+        embedder = LocalEmbedder("all-MiniLM-L6-v2")
+        assert embedder.dim is None  # built, not loaded...
+        embedder.load()  # ...until now
+    yield embedder

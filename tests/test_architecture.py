@@ -1,8 +1,9 @@
-"""The layout keeps the design visible: import rules, no cycles, small modules.
+"""The layout keeps the design visible: import rules, no cycles, packages for ideas.
 
 docs/architecture.md describes the layers; this test keeps it true. Imports are read
-from the source (every ``import``, at module level and inside functions alike; only
-``if TYPE_CHECKING:`` blocks are left out, since they never run).
+from the source: every ``import``, at module level and inside functions alike. The
+layering rules look at imports that run; the no-cycle rule counts ``if TYPE_CHECKING:``
+imports too (a circle a type checker needs is a circle all the same).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import sys
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +22,11 @@ import aimem
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "aimem"
-MAX_LINES = 600
+#: Past this, a module is worth a second look (a warning, not a failure): split by idea,
+#: never to meet a number. httpx keeps Client and AsyncClient in one 2,000-line module.
+LONG_MODULE = 1000
+#: Modules directly in aimem/ (``__init__`` not counted); the rest live in packages.
+MAX_TOP_LEVEL = 20
 
 #: Pure modules: data shapes and decisions, no I/O. They import only each other.
 PURE = {
@@ -37,7 +43,7 @@ PURE = {
     "aimem.scoring",
     "aimem.settings",
     "aimem.text.stemmer",
-    "aimem.transfer.export_file",
+    "aimem.transfer.lines",
     "aimem.validation",
     "aimem.vectors",
 }
@@ -46,8 +52,7 @@ PURE_LIBRARIES = {"pydantic", "numpy"}
 DATABASE_LIBRARIES = {"sqlalchemy", "sqlmodel", "sqlite3", "psycopg", "psycopg2", "asyncpg"}
 LLM_LIBRARIES = {"openai", "httpx", "tenacity"}
 #: The shells: thin layers over the public API that nothing in the library imports.
-SHELLS = ("aimem.cli", "aimem.mcp.server", "aimem.mcp.http", "aimem.mcp.args", "aimem.mcp.errors")
-SHELLS += ("aimem.mcp.pages", "aimem.mcp.reads", "aimem.mcp.views", "aimem.mcp.writes")
+SHELLS = ("aimem.cli", "aimem.mcp")
 #: Every public name aimem has had; more may come, none may go.
 PUBLIC = {
     "AimemError",
@@ -89,6 +94,7 @@ class Import:
     module: str  # the importing module
     target: str  # the imported module, absolute
     line: int
+    runs: bool = True  # False inside ``if TYPE_CHECKING:``
 
 
 def _module_name(path: Path) -> str:
@@ -116,11 +122,10 @@ def _imports(name: str, path: Path, known: set[str]) -> Iterator[Import]:
     skip = _type_checking_lines(tree)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(tree):
-        if getattr(node, "lineno", None) in skip:
-            continue
+        runs = getattr(node, "lineno", None) not in skip
         if isinstance(node, ast.Import):
             for alias in node.names:
-                yield Import(name, alias.name, node.lineno)
+                yield Import(name, alias.name, node.lineno, runs)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -130,11 +135,13 @@ def _imports(name: str, path: Path, known: set[str]) -> Iterator[Import]:
             for alias in node.names:
                 # "from . import sql" imports a module; "from .x import name" imports x.
                 candidate = f"{origin}.{alias.name}"
-                yield Import(name, candidate if candidate in known else origin, node.lineno)
+                yield Import(name, candidate if candidate in known else origin, node.lineno, runs)
 
 
 MODULES = _modules()
-IMPORTS = [i for name, path in MODULES.items() for i in _imports(name, path, set(MODULES))]
+ALL_IMPORTS = [i for name, path in MODULES.items() for i in _imports(name, path, set(MODULES))]
+#: The imports that run (the layering rules are about what a process loads).
+IMPORTS = [i for i in ALL_IMPORTS if i.runs]
 
 
 def _top(target: str) -> str:
@@ -197,14 +204,10 @@ def test_nothing_imports_the_shells_and_the_library_never_imports_testing() -> N
     assert into_testing == [], into_testing
 
 
-def test_there_is_no_import_cycle_function_local_imports_included() -> None:
+def test_there_is_no_import_cycle_type_checking_and_function_local_imports_included() -> None:
     graph: dict[str, set[str]] = {name: set() for name in MODULES}
-    for i in IMPORTS:
+    for i in ALL_IMPORTS:
         if i.target in MODULES and i.target != i.module:
-            # A submodule importing its own package's __init__ (for __version__) is not
-            # an edge back through everything that __init__ re-exports.
-            if i.target == "aimem" and i.module != "aimem":
-                continue
             graph[i.module].add(i.target)
     state: dict[str, int] = {}
     cycles: list[list[str]] = []
@@ -224,9 +227,79 @@ def test_there_is_no_import_cycle_function_local_imports_included() -> None:
     assert cycles == [], cycles
 
 
-def test_no_module_is_over_600_lines() -> None:
+def test_a_module_over_1000_lines_gets_a_warning() -> None:
     sizes = {name: len(p.read_text().splitlines()) for name, p in MODULES.items()}
-    assert {n: s for n, s in sizes.items() if s > MAX_LINES} == {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")  # shown in the summary, never an error
+        for name, size in sorted(sizes.items()):
+            if size > LONG_MODULE:
+                warnings.warn(f"{name} has {size} lines: does it hold one idea?", stacklevel=1)
+
+
+def test_at_most_20_modules_sit_directly_in_aimem() -> None:
+    top = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+    assert len(top) <= MAX_TOP_LEVEL, top
+
+
+def test_the_mcp_server_is_a_package_like_the_cli() -> None:
+    assert list(PACKAGE.glob("mcp_*.py")) == []
+    assert (PACKAGE / "mcp" / "__init__.py").is_file()
+    assert (PACKAGE / "cli" / "__init__.py").is_file()
+
+
+def test_the_store_is_one_class_holding_its_parts() -> None:
+    """No aimem base class: judging and transfers are collaborators the store holds."""
+    from aimem.store import AsyncMemoryStore
+
+    bases = [c for c in AsyncMemoryStore.__mro__[1:] if c.__module__.startswith("aimem")]
+    assert bases == []
+    assert aimem.AsyncMemoryStore is AsyncMemoryStore
+
+
+def test_retrieval_never_imports_a_judges_internals() -> None:
+    """Retrieval reads texts through ``judges.base.TextReading``, whatever the judge."""
+    bad = [
+        i
+        for i in ALL_IMPORTS
+        if i.module.startswith("aimem.retrieval")
+        and i.target.startswith("aimem.judges")
+        and i.target != "aimem.judges.base"
+    ]
+    assert bad == [], bad
+
+
+def test_modules_are_imported_under_names_that_say_what_they_are() -> None:
+    """No ``import slots as sv``: an alias of a module is its name (numpy's np aside)."""
+    short = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for alias in node.names:
+                    module = alias.name.split(".")[-1]
+                    target = f"{getattr(node, 'module', '') or ''}.{alias.name}".strip(".")
+                    is_module = (
+                        target in MODULES
+                        or alias.name in MODULES
+                        or module in {n.split(".")[-1] for n in MODULES}
+                    )
+                    if (
+                        alias.asname
+                        and is_module
+                        and alias.asname != module
+                        and len(alias.asname) <= 5
+                        and alias.asname not in {"np", "npt"}
+                    ):
+                        short.append(f"{name}: {alias.name} as {alias.asname}")
+    assert short == [], short
+
+
+@pytest.mark.parametrize("old", sorted(__import__("aimem.old_paths").old_paths.MOVED))
+def test_an_old_module_path_is_the_module_that_holds_its_code_now(old: str) -> None:
+    import importlib
+
+    from aimem.old_paths import MOVED
+
+    assert importlib.import_module(old) is importlib.import_module(MOVED[old])
 
 
 def _code_strings(source: str) -> Iterator[str]:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import AIMEM, COLS, cli_env, imported_modules
 from _pty import display_width, run_in_pty
 from rich.console import Console
 
@@ -35,8 +36,6 @@ from aimem.render import (
 )
 from aimem.testing import OpenAIStub
 
-AIMEM = str(Path(sys.executable).with_name("aimem"))
-COLS = 80
 LONG = (
     "My grandmother's recipe for plum dumplings needs quark, semolina, butter, breadcrumbs, "
     "cinnamon sugar and ripe Zwetschgen plums, and she always insisted on resting the dough "
@@ -54,21 +53,12 @@ TRANSCRIPT = [
 # -- helpers -------------------------------------------------------------------------------
 
 
-def _env(url: str, **extra: str) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "AIMEM_", "COLUMNS", "LINES"))
-    }
-    return env | {"AIMEM_DATABASE_URL": url, "COLUMNS": str(COLS), "TERM": "xterm"} | extra
-
-
 def _run(
     url: str, *argv: str, merged: bool = False, **env: str
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [AIMEM, *argv],
-        env=_env(url, **env),
+        env=cli_env(url, **env),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT if merged else subprocess.PIPE,
@@ -312,28 +302,10 @@ def test_the_judge_notice_comes_once_after_the_output(db_url: str, tmp_path: Pat
 
 # -- 4. start-up: nothing heavy before it is needed ------------------------------------------
 
-_PROBE = """
-import contextlib, io, json, sys
-from aimem.cli import main
-with contextlib.redirect_stdout(io.StringIO()):
-    try:
-        main(sys.argv[1:])
-    except SystemExit:
-        pass
-print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})))
-"""
-
 
 def _imported(url: str, *argv: str) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *argv],
-        env=_env(url),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return set(json.loads(done.stdout.splitlines()[-1]))
+    """The top-level packages ``aimem <argv>`` imported."""
+    return {m.split(".")[0] for m in imported_modules(cli_env(url), *argv)}
 
 
 def test_help_version_and_list_import_no_llm_sdk_or_mcp(db_url: str) -> None:
@@ -396,7 +368,7 @@ def test_bulk_commands_draw_progress_on_a_terminal_and_not_in_a_pipe(
             (["import", str(export), "--database-url", db_url_factory("copy")], "importing", {}),
         ]
         for argv, label, extra in commands:
-            run = run_in_pty([AIMEM, *argv], _env(url, **extra), cols=COLS)
+            run = run_in_pty([AIMEM, *argv], cli_env(url, **extra), cols=COLS)
             assert run.code == 0, run.describe()
             if label:
                 assert label in run.err and "━" in run.err, run.describe()

@@ -13,10 +13,10 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _cli import AIMEM, COLS, cli_env, imported_modules
 from _pty import display_width, run_in_pty
 from _stores import on_postgres, store_url
 
@@ -25,22 +25,10 @@ from aimem.cli import main
 from aimem.cli.commands import MAX_PROBLEMS_SHOWN
 from aimem.saving.contents import HEURISTIC_NOTICE
 
-AIMEM = str(Path(sys.executable).with_name("aimem"))
-COLS = 80
-
-
-def _env(url: str) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "AIMEM_", "COLUMNS", "LINES"))
-    }
-    return env | {"AIMEM_DATABASE_URL": url, "COLUMNS": str(COLS), "TERM": "xterm"}
-
 
 def _run(url: str, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [AIMEM, *argv], env=_env(url), capture_output=True, text=True, timeout=120
+        [AIMEM, *argv], env=cli_env(url), capture_output=True, text=True, timeout=120
     )
 
 
@@ -62,29 +50,13 @@ def test_status_is_the_bare_commands_alias(db_url: str, capsys: pytest.CaptureFi
 
 # -- a faster start -------------------------------------------------------------------------
 
-_MODULES = """
-import contextlib, io, json, sys
-from aimem.cli import main
-with contextlib.redirect_stdout(io.StringIO()):
-    main(sys.argv[1:])
-print(json.dumps(sorted(sys.modules)))
-"""
-
 
 def test_commands_that_open_a_store_import_no_orm(db_url: str) -> None:
     """The tables are SQLAlchemy Core: no sqlmodel, no ORM (about 0.07 s of every start)."""
     with aimem.MemoryStore(db_url, judge=aimem.HeuristicJudge()) as store:
         store.save("I'm allergic to penicillin.")
     for argv in (["list"], ["search", "penicillin"], ["stats"]):
-        done = subprocess.run(
-            [sys.executable, "-c", _MODULES, *argv],
-            env=_env(db_url),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=True,
-        )
-        modules = json.loads(done.stdout.splitlines()[-1])
+        modules = imported_modules(cli_env(db_url), *argv)
         assert "sqlalchemy.engine" in modules
         heavy = [m for m in modules if m.startswith(("sqlmodel", "sqlalchemy.orm", "openai"))]
         assert heavy == [], (argv, heavy)
@@ -104,7 +76,7 @@ def _words_intact(message: str, printed: str) -> None:
 
 def test_the_judge_notice_is_one_line_of_an_80_column_terminal(db_url: str) -> None:
     assert len(HEURISTIC_NOTICE) < COLS
-    run = run_in_pty([AIMEM, "save", "I live in Porto."], _env(db_url), cols=COLS)
+    run = run_in_pty([AIMEM, "save", "I live in Porto."], cli_env(db_url), cols=COLS)
     assert run.code == 0, run.describe()
     [notice] = [line for line in run.err_lines if "HeuristicJudge" in line]
     assert notice.strip() == HEURISTIC_NOTICE, run.describe()
@@ -121,7 +93,7 @@ def test_common_id_errors_fit_one_line_of_an_80_column_terminal(db_url: str) -> 
         (["pin", "ffff0000"], "no memory with id 'ffff0000'"),
         (["--namespace", "bob", "history", "ffff0000"], "in namespace 'bob'"),
     ):
-        run = run_in_pty([AIMEM, *argv], _env(db_url), cols=COLS)
+        run = run_in_pty([AIMEM, *argv], cli_env(db_url), cols=COLS)
         assert run.code == 1 and len(run.err_lines) == 1, run.describe()
         assert run.err_lines[0].startswith("error: ") and says in run.err_lines[0]
         assert len(run.err_lines[0].rstrip()) <= COLS, run.describe()
@@ -131,7 +103,7 @@ def test_a_long_error_wraps_at_words_on_a_terminal_and_is_one_line_in_a_pipe(
     tmp_path: Path,
 ) -> None:
     url = "postgresql://agent@127.0.0.1:1/memories"
-    run = run_in_pty([AIMEM, "backup", str(tmp_path / "copy.db")], _env(url), cols=COLS)
+    run = run_in_pty([AIMEM, "backup", str(tmp_path / "copy.db")], cli_env(url), cols=COLS)
     assert run.code == 1, run.describe()
     assert run.err.startswith("error: ") and len(run.err_lines) >= 2
     _words_intact(run.err.replace("\n", " "), run.err)

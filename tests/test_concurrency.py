@@ -14,31 +14,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import os
-import random
 import signal
 import sqlite3
-import subprocess
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import _workers
-from _db import DB_ERRORS, capped_count, present_ids, reader, rows, sqlite_path
+from _db import capped_count, present_ids, reader, sqlite_path
 from _stores import store_url
 from _workers import (
     NAMESPACE,
-    KillRound,
-    StressResult,
+    CapObserver,
     content_for,
+    integrity,
     read_acks,
-    read_jsonl,
+    run_sigkill_round,
+    run_stress,
     spawn,
     stop_all,
-    wait_for,
 )
 
 import aimem
@@ -64,327 +59,12 @@ def _forgetting_key(m: aimem.Memory) -> tuple[float, Any, str]:
     return (m.priority_score, m.created_at, m.id)
 
 
-# -- watching and checking the database from outside ------------------------------------
-
-
-class CapObserver(threading.Thread):
-    """Samples the capped count on a connection of its own until stopped.
-
-    Each sample sees the latest committed state, a snapshot between two commits (SQLite:
-    a read-only connection; PostgreSQL: an autocommit session). ``max_seen`` is the
-    highest count any sample saw.
-    """
-
-    def __init__(self, url: str, namespace: str = NAMESPACE, interval: float = 0.002) -> None:
-        super().__init__(name="cap-observer", daemon=True)
-        self.url, self.namespace, self.interval = url, namespace, interval
-        self.samples = 0
-        self.max_seen = 0
-        self.errors: list[str] = []
-        self._stop_event = threading.Event()
-
-    def run(self) -> None:
-        try:
-            with reader(self.url) as read:
-                while not self._stop_event.is_set():
-                    try:
-                        [(count,)] = read(_workers.CAPPED_SQL, (self.namespace,))
-                    except DB_ERRORS as exc:
-                        self.errors.append(f"{type(exc).__name__}: {exc}")
-                    else:
-                        self.samples += 1
-                        self.max_seen = max(self.max_seen, int(count))
-                    self._stop_event.wait(self.interval)
-        except DB_ERRORS as exc:  # could not connect at all
-            self.errors.append(f"{type(exc).__name__}: {exc}")
-
-    def stop(self) -> None:
-        """Stop sampling and wait for the thread."""
-        self._stop_event.set()
-        self.join(timeout=10)
-
-
-def history_cap_peaks(url: str, namespace: str = NAMESPACE) -> tuple[int, set[str]]:
-    """Replay the history log: the highest capped count at any commit boundary.
-
-    Each save transaction writes one ``save`` event, then the ``archive`` events it
-    caused, and history ids follow commit order (SQLite has one writer at a time;
-    PostgreSQL serialises a namespace's writers on an advisory lock held until commit,
-    so its ids follow commit order within the namespace); so the count just before each
-    ``save`` event (and at the end) is the count after a commit. Returns that peak and
-    the set of event kinds seen (the replay understands only ``save`` and ``archive``).
-    """
-    events = rows(
-        url, "SELECT event FROM memory_history WHERE namespace = ? ORDER BY id", (namespace,)
-    )
-    count = peak = 0
-    kinds: set[str] = set()
-    for (event,) in events:
-        kinds.add(event)
-        if event == "save":
-            peak = max(peak, count)
-            count += 1
-        elif event == "archive":
-            count -= 1
-    return max(peak, count), kinds
-
-
-def integrity(url: str) -> str:
-    """ "ok" when the database and everything derived from the memories agree.
-
-    SQLite: ``PRAGMA integrity_check`` and the keyword indexes' documents
-    (``_workers.integrity``). PostgreSQL: the capacity counter, BM25's per-namespace
-    statistics and the rows deleted with a memory, each against the memories; and
-    ``amcheck`` over every table and B-tree index where the extension is installed.
-    """
-    path = sqlite_path(url)
-    if path is not None:
-        return _workers.integrity(path)
-    problems: list[str] = []
-    with reader(url) as read:
-        counted = {
-            ns: n for ns, n in read("SELECT namespace, capped FROM namespace_counts", ()) if n
-        }
-        actual = dict(
-            read(
-                "SELECT namespace, count(*) FROM memories WHERE archived_at IS NULL "
-                "AND NOT pinned AND priority_score IS NOT NULL GROUP BY namespace",
-                (),
-            )
-        )
-        if counted != actual:
-            problems.append(f"namespace_counts {counted} != memories {actual}")
-        kept = read(
-            "SELECT namespace, docs, tokens, active_docs, active_tokens FROM aimem_fts_stats "
-            "WHERE docs <> 0 ORDER BY 1",
-            (),
-        )
-        derived = read(
-            "SELECT namespace, count(*), sum(term_count), "
-            "count(*) FILTER (WHERE archived_at IS NULL), "
-            "coalesce(sum(term_count) FILTER (WHERE archived_at IS NULL), 0) "
-            "FROM memories GROUP BY namespace ORDER BY 1",
-            (),
-        )
-        if [tuple(map(str, r)) for r in kept] != [tuple(map(str, r)) for r in derived]:
-            problems.append(f"aimem_fts_stats {kept} != memories {derived}")
-        for table, column, key in (
-            ("memory_vectors", "seq", "seq"),
-            ("idempotency_keys", "memory_id", "id"),
-            ("memory_versions", "memory_id", "id"),
-        ):
-            [(orphans,)] = read(
-                f"SELECT count(*) FROM {table} t WHERE NOT EXISTS "
-                f"(SELECT 1 FROM memories m WHERE m.{key} = t.{column})",
-                (),
-            )
-            if orphans:
-                problems.append(f"{orphans} rows of {table} outlived their memory")
-        if read("SELECT 1 FROM pg_available_extensions WHERE name = 'amcheck'", ()):
-            read("CREATE EXTENSION IF NOT EXISTS amcheck", ())
-            relations = read(
-                "SELECT c.oid::regclass::text, c.relkind FROM pg_class c "
-                "JOIN pg_namespace n ON n.oid = c.relnamespace "
-                "LEFT JOIN pg_am a ON a.oid = c.relam "
-                "WHERE n.nspname = 'public' AND (c.relkind = 'r' OR a.amname = 'btree')",
-                (),
-            )
-            for name, kind in relations:
-                if kind == "r":
-                    damage = read("SELECT * FROM verify_heapam(?::regclass)", (name,))
-                    problems += [f"{name}: {d}" for d in damage]
-                else:
-                    read("SELECT bt_index_check(?::regclass, true)", (name,))
-    return "; ".join(problems) or "ok"
-
-
-def run_stress(
-    workdir: Path,
-    *,
-    processes: int = 4,
-    saves: int = 250,
-    max_memories: int = 100,
-    timeout: float = 120.0,
-) -> tuple[str, StressResult]:
-    """``processes`` workers x ``saves`` saves into one store at once, watched by an observer.
-
-    ``_workers.run_stress`` (which ``bench/stress.py`` runs) on any store: (url, result).
-    """
-    url = store_url(workdir / "stress.db")
-    _workers.create_database(url, max_memories)
-    go, ready = workdir / "go", workdir / "ready"
-    procs: list[subprocess.Popen[bytes]] = []
-    observer = CapObserver(url)
-    try:
-        for w in range(processes):
-            args = [
-                "save",
-                f"--url={url}",
-                f"--worker={w}",
-                f"--count={saves}",
-                f"--ack={workdir / f'ack-{w}.txt'}",
-                f"--errors={workdir / f'errors-{w}.jsonl'}",
-                f"--max-memories={max_memories}",
-                "--min-priority=0.0",
-                f"--ready={ready}",
-                f"--go={go}",
-            ]
-            procs.append(spawn(args, workdir, f"worker-{w}"))
-        wait_for(
-            lambda: ready.exists() and len(ready.read_text().splitlines()) == processes,
-            timeout,
-            "the workers to open their stores",
-        )
-        observer.start()
-        started = time.perf_counter()
-        go.touch()  # every worker starts its burst now
-        deadline = time.monotonic() + timeout
-        for proc in procs:
-            proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
-        wall = time.perf_counter() - started
-    finally:
-        if observer.is_alive():
-            observer.stop()
-        stop_all(procs)
-    acks = {w: read_acks(workdir / f"ack-{w}.txt") for w in range(processes)}
-    errors = [
-        {"worker": w, **e}
-        for w in range(processes)
-        for e in read_jsonl(workdir / f"errors-{w}.jsonl")
-    ]
-    summaries = [
-        json.loads(lines[-1])
-        for w in range(processes)
-        if (lines := (workdir / f"worker-{w}.out").read_text().splitlines())
-    ]
-    all_ids = [i for a in acks.values() for i in a.values()]
-    [(total,)] = rows(url, "SELECT count(*) FROM memories WHERE namespace = ?", (NAMESPACE,))
-    peak, kinds = history_cap_peaks(url)
-    return url, StressResult(
-        processes=processes,
-        saves_per_process=saves,
-        cap=max_memories,
-        acks=acks,
-        errors=errors,
-        exit_codes=[p.returncode for p in procs],
-        summaries=summaries,
-        stderr=[(workdir / f"worker-{w}.err").read_text() for w in range(processes)],
-        present=len(present_ids(url, all_ids)),
-        total_rows=int(total),
-        final_active=capped_count(url),
-        max_observed_active=observer.max_seen,
-        observer_samples=observer.samples,
-        observer_errors=observer.errors,
-        history_peak=peak,
-        history_events=kinds,
-        wall_s=wall,
-    )
-
-
-def run_sigkill_round(
-    workdir: Path,
-    url: str,
-    round_no: int,
-    kill_after: int,
-    *,
-    max_memories: int = 100,
-    seed: int | None = None,
-    timeout: float = 60.0,
-) -> KillRound:
-    """SIGKILL a saving worker mid-burst while a companion keeps saving; check the store.
-
-    ``_workers.run_sigkill_round`` on any store. The victim saves until killed, right
-    after it has acknowledged ``kill_after`` saves plus a random 0-20 ms (so the kill
-    lands at varied points, often inside a transaction). The companion saves into the
-    same store throughout and must see no error, before or after the kill: the dead
-    process's locks (SQLite's file lock, or its server session's advisory lock) must
-    not linger.
-    """
-    rng = random.Random(seed)
-    tag = f"round-{round_no}"
-    ack, companion_ack = workdir / f"{tag}-ack.txt", workdir / f"{tag}-companion-ack.txt"
-    stop = workdir / f"{tag}-stop"
-    companion_errors = workdir / f"{tag}-companion-errors.jsonl"
-    common = [f"--url={url}", f"--max-memories={max_memories}", "--min-priority=0.0"]
-    procs: list[subprocess.Popen[bytes]] = []
-    try:
-        victim = spawn(
-            [
-                "save",
-                *common,
-                f"--worker={100 + round_no}",
-                "--count=1000000",
-                f"--ack={ack}",
-                f"--errors={workdir / f'{tag}-errors.jsonl'}",
-            ],
-            workdir,
-            f"{tag}-victim",
-        )
-        procs.append(victim)
-        companion = spawn(
-            [
-                "save",
-                *common,
-                f"--worker={200 + round_no}",
-                "--count=1000000",
-                f"--ack={companion_ack}",
-                f"--errors={companion_errors}",
-                f"--until={stop}",
-            ],
-            workdir,
-            f"{tag}-companion",
-        )
-        procs.append(companion)
-        wait_for(
-            lambda: len(read_acks(ack)) >= kill_after or victim.poll() is not None,
-            timeout,
-            f"{kill_after} acknowledged saves",
-            interval=0.001,
-        )
-        time.sleep(rng.uniform(0.0, 0.02))
-        if victim.poll() is None:
-            os.kill(victim.pid, signal.SIGKILL)
-        victim.wait(timeout=10)
-        # The companion must go on saving after the kill.
-        before = len(read_acks(companion_ack))
-        wait_for(
-            lambda: len(read_acks(companion_ack)) >= before + 20 or companion.poll() is not None,
-            timeout,
-            "the companion to save after the kill",
-        )
-        after_kill = len(read_acks(companion_ack)) - before
-        stop.touch()
-        companion.wait(timeout=timeout)
-    finally:
-        stop_all(procs)
-    acked, companion_acked = read_acks(ack), read_acks(companion_ack)
-    check = integrity(url)
-    row = rows(url, "SELECT capped FROM namespace_counts WHERE namespace = ?", (NAMESPACE,))
-    capped = capped_count(url)
-    reopened = _workers._reopen_and_save(url, max_memories, round_no)
-    return KillRound(
-        round=round_no,
-        kill_after=kill_after,
-        returncode=victim.returncode,
-        acknowledged=len(acked),
-        present=len(present_ids(url, acked.values())),
-        integrity=check,
-        capped_after=capped,
-        counts_row=int(row[0][0]) if row else -1,
-        companion_errors=read_jsonl(companion_errors),
-        companion_acknowledged=len(companion_acked),
-        companion_present=len(present_ids(url, companion_acked.values())),
-        companion_acks_after_kill=after_kill,
-        reopened_save_ok=reopened,
-        acked_ids=acked,
-    )
-
-
 # -- 1. several processes ---------------------------------------------------------------
 
 
 def test_four_processes_x_250_saves_lose_nothing_and_the_cap_holds(tmp_path: Path) -> None:
-    url, result = run_stress(tmp_path, processes=4, saves=250, max_memories=CAP)
+    url = store_url(tmp_path / "stress.db")
+    result = run_stress(tmp_path, url=url, processes=4, saves=250, max_memories=CAP)
 
     # No error of any kind reached a caller ("database is locked" included).
     assert result.errors == []

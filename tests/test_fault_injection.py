@@ -62,9 +62,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from _llm import recorded_waits
 
 import aimem
-import aimem.judges.transport as openai_transport
 from aimem.judges.prompts import extract_data_block
 from aimem.scoring import COMPONENT_MAX, COMPONENTS, priority_from
 from aimem.sync_store import run_sync
@@ -557,22 +557,6 @@ def dead_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-@contextlib.contextmanager
-def recorded_waits() -> Iterator[list[float]]:
-    """Record the judge's retry waits instead of sleeping through them."""
-    waits: list[float] = []
-
-    async def record(seconds: float) -> None:
-        waits.append(seconds)
-
-    saved = openai_transport._sleep
-    openai_transport._sleep = record
-    try:
-        yield waits
-    finally:
-        openai_transport._sleep = saved
-
-
 class _Warnings(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
@@ -910,12 +894,6 @@ def test_every_case_has_a_namespace_of_its_own() -> None:
     names = {case_namespace(s, p, m) for s in SCENARIOS for p in POLICIES for m in METHODS}
     assert len(names) == len(SCENARIOS) * len(POLICIES) * len(METHODS)
     assert all(len(name) <= 64 for name in names)
-
-
-@pytest.fixture
-def waits() -> Iterator[list[float]]:
-    with recorded_waits() as recorded:
-        yield recorded
 
 
 def test_the_table_is_well_formed() -> None:

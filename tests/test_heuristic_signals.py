@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from _memories import make_memory
 
 from aimem.judges.heuristic import HeuristicJudge
-from aimem.models import Memory
 
 
 @pytest.fixture(scope="module")
@@ -96,15 +96,14 @@ def test_a_speaker_label_is_not_content(judge: HeuristicJudge) -> None:
 
 
 def test_shared_speaker_label_does_not_count_as_repetition(judge: HeuristicJudge) -> None:
-    now = datetime(2025, 1, 1, tzinfo=UTC)
-    other = Memory(
-        id="m1", namespace="default", content="Ana: My sister lives in Oslo.",
-        interpreted_content="Ana: My sister lives in Oslo.", emotional_impact=0.1,
-        user_relevance=0.1, novelty=0.1, utility=0.1, priority_score=0.4, rationale="",
-        user_context=None, score_source="heuristic", model="aimem-heuristic",
-        prompt_version="heuristic-v1", created_at=now, updated_at=now, last_accessed_at=now,
-        access_count=0, pinned=False, version=1, archived_at=None, archive_reason=None,
-    )  # fmt: skip
+    other = make_memory(
+        "m1",
+        "Ana: My sister lives in Oslo.",
+        score_source="heuristic",
+        model="aimem-heuristic",
+        prompt_version="heuristic-v1",
+        now=datetime(2025, 1, 1, tzinfo=UTC),
+    )
     text = "Ana: I bought a red kayak."
     assert judge.score(text, related=[other]).novelty == judge.score(text).novelty
     repeat = judge.score("Ana: My sister lives in Oslo.", related=[other])

@@ -8,27 +8,24 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import respx
+from _llm import BASE_URL, make_judge, sent, status
 from _stores import store_url
 
 import aimem
-import aimem.judges.transport as openai_transport
 from aimem.exceptions import JudgeError, ValidationError
-from aimem.judges.batch import JudgeItem
 from aimem.judges.openai import OpenAIJudge
-from aimem.judges.request_plan import Pace, is_small_model
+from aimem.judges.requests import JudgeItem, Pace, is_small_model
 from aimem.models import Interpretation
 from aimem.saving.contents import default_judge
 from aimem.testing import chat_completion
 
-BASE_URL = "https://llm.test/v1"
-SECRET = "sk-test-0123456789abcdef"
 COMPONENTS = ("emotional_impact", "user_relevance", "novelty", "utility")
 BIG = "gpt-4o-mini-2024-07-18"
 SMALL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
@@ -85,35 +82,6 @@ def ok(content: str | None = None, **kwargs: Any) -> httpx.Response:
     )
 
 
-def status(code: int, message: str = "oops") -> httpx.Response:
-    return httpx.Response(code, json={"error": {"message": message}})
-
-
-@pytest.fixture
-def chat() -> Iterator[respx.Route]:
-    """The one place OpenAI is mocked: POST /chat/completions on a fake base URL."""
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        yield router.post("/chat/completions")
-
-
-@pytest.fixture
-def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Record the judge's retry waits instead of sleeping through them."""
-    recorded: list[float] = []
-
-    async def record(seconds: float) -> None:
-        recorded.append(seconds)
-
-    monkeypatch.setattr(openai_transport, "_sleep", record)
-    return recorded
-
-
-def make_judge(**kwargs: Any) -> OpenAIJudge:
-    kwargs.setdefault("base_url", BASE_URL)
-    kwargs.setdefault("api_key", SECRET)
-    return OpenAIJudge(**kwargs)
-
-
 def interpret(judge: OpenAIJudge, content: str = CONTENT, **kw: Any) -> Interpretation:
     async def go() -> Interpretation:
         async with judge:
@@ -134,11 +102,6 @@ def fails(judge: OpenAIJudge, content: str = CONTENT) -> JudgeError:
     with pytest.raises(JudgeError) as info:
         interpret(judge, content)
     return info.value
-
-
-def sent(route: respx.Route, index: int = 0) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(route.calls[index].request.content)
-    return body
 
 
 def contents_in(body: dict[str, Any]) -> list[str]:
@@ -368,9 +331,9 @@ def test_explicit_sampling_options_are_honoured_and_none_is_not_sent(
 @pytest.mark.parametrize(
     "refusal",
     [
-        status(500, LLAMA_CPP_REFUSAL),
-        status(400, "response_format json_schema is not supported by this server"),
-        status(400, "Unknown structured output mode"),
+        status(500, message=LLAMA_CPP_REFUSAL),
+        status(400, message="response_format json_schema is not supported by this server"),
+        status(400, message="Unknown structured output mode"),
     ],
     ids=["llama-cpp-python-500", "400-json_schema", "400-structured"],
 )
@@ -400,7 +363,7 @@ def test_a_refused_json_schema_steps_down_to_json_object_with_the_schema_in_the_
 
 
 def test_the_step_down_is_remembered_by_the_judge(chat: respx.Route) -> None:
-    chat.mock(side_effect=[status(500, LLAMA_CPP_REFUSAL), ok(), ok()])
+    chat.mock(side_effect=[status(500, message=LLAMA_CPP_REFUSAL), ok(), ok()])
 
     async def go() -> None:
         async with make_judge() as judge:
@@ -415,7 +378,7 @@ def test_the_step_down_is_remembered_by_the_judge(chat: respx.Route) -> None:
 def test_json_object_refused_too_is_a_judge_error_after_two_requests(
     chat: respx.Route, waits: list[float]
 ) -> None:
-    chat.mock(return_value=status(500, LLAMA_CPP_REFUSAL))
+    chat.mock(return_value=status(500, message=LLAMA_CPP_REFUSAL))
     error = fails(make_judge())
 
     assert chat.call_count == 2 and error.attempts == 2 and waits == []
@@ -425,8 +388,10 @@ def test_json_object_refused_too_is_a_judge_error_after_two_requests(
 def test_a_refused_max_tokens_becomes_max_completion_tokens_then_goes(chat: respx.Route) -> None:
     """Reasoning models want max_completion_tokens; an endpoint refusing both gets neither."""
     message = "Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens' instead."
-    refusal = status(400, message)
-    chat.mock(side_effect=[refusal, status(400, "max_completion_tokens: unknown field"), ok()])
+    refusal = status(400, message=message)
+    chat.mock(
+        side_effect=[refusal, status(400, message="max_completion_tokens: unknown field"), ok()]
+    )
     interpret(make_judge())
 
     assert chat.call_count == 3
@@ -447,7 +412,7 @@ def test_a_refused_max_tokens_becomes_max_completion_tokens_then_goes(chat: resp
 def test_a_refused_sampling_option_is_dropped_and_the_rest_kept(
     chat: respx.Route, parameter: str, message: str
 ) -> None:
-    chat.mock(side_effect=[status(400, message), ok(), ok()])
+    chat.mock(side_effect=[status(400, message=message), ok(), ok()])
 
     async def go() -> None:
         async with make_judge() as judge:
@@ -468,7 +433,7 @@ def test_a_refused_sampling_option_is_dropped_and_the_rest_kept(
 def test_an_unrelated_500_is_still_retried_as_transient(
     chat: respx.Route, waits: list[float]
 ) -> None:
-    chat.mock(return_value=status(500, "CUDA error: out of memory"))
+    chat.mock(return_value=status(500, message="CUDA error: out of memory"))
     error = fails(make_judge())
 
     assert chat.call_count == 3 and error.attempts == 3 and len(waits) == 2
@@ -484,7 +449,7 @@ def test_concurrent_interprets_all_survive_a_json_schema_refusal(
     def answer(request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
         if body["response_format"]["type"] == "json_schema":
-            return status(500, LLAMA_CPP_REFUSAL)
+            return status(500, message=LLAMA_CPP_REFUSAL)
         return ok(output(interpreted_content=contents_in(body)[0]), model="llama3.2:3b")
 
     chat.mock(side_effect=answer)
@@ -504,7 +469,9 @@ def test_concurrent_max_tokens_refusals_step_down_only_once(chat: respx.Route) -
     def answer(request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
         if "max_tokens" in body:
-            return status(400, "Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens'.")
+            return status(
+                400, message="Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens'."
+            )
         return ok(output(interpreted_content=contents_in(body)[0]))
 
     async def slow(request: httpx.Request) -> httpx.Response:

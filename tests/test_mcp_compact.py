@@ -22,6 +22,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from _memories import make_memory
 from _stores import store_url
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -586,30 +587,13 @@ def test_semantic_search_through_mcp_with_the_local_embedder(tmp_path: Path) -> 
 
 
 def _memory(n: int, content: str, interpretation: str) -> aimem.Memory:
-    now = datetime(2025, 6, 1, tzinfo=UTC)
-    return aimem.Memory(
-        id=f"01a23069-0000-7000-8000-{n:012d}",
-        namespace="default",
-        content=content,
+    return make_memory(
+        f"01a23069-0000-7000-8000-{n:012d}",
+        content,
         interpreted_content=interpretation,
-        emotional_impact=0.1,
-        user_relevance=0.1,
-        novelty=0.1,
-        utility=0.1,
-        priority_score=0.4,
         rationale="cues",
-        user_context=None,
         score_source="heuristic",
-        model=None,
-        prompt_version=None,
-        created_at=now,
-        updated_at=now,
-        last_accessed_at=now,
-        access_count=0,
-        pinned=False,
-        version=1,
-        archived_at=None,
-        archive_reason=None,
+        now=datetime(2025, 6, 1, tzinfo=UTC),
     )
 
 

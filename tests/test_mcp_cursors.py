@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _memories import make_memory
 from _stores import store_url
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -181,30 +182,13 @@ def test_batch_and_history_cursors_never_serve_a_deleted_memory(tmp_path: Path) 
 
 
 def _memory(n: int) -> aimem.Memory:
-    now = datetime(2025, 6, 1, tzinfo=UTC)
-    return aimem.Memory(
-        id=f"01a23069-0000-7000-8000-{n:012d}",
-        namespace="default",
-        content=f"SECRET content {n} " * 20,
+    return make_memory(
+        f"01a23069-0000-7000-8000-{n:012d}",
+        f"SECRET content {n} " * 20,
         interpreted_content=f"SECRET interpretation {n}",
-        emotional_impact=0.1,
-        user_relevance=0.1,
-        novelty=0.1,
-        utility=0.1,
-        priority_score=0.4,
         rationale="cues",
-        user_context=None,
         score_source="heuristic",
-        model=None,
-        prompt_version=None,
-        created_at=now,
-        updated_at=now,
-        last_accessed_at=now,
-        access_count=0,
-        pinned=False,
-        version=1,
-        archived_at=None,
-        archive_reason=None,
+        now=datetime(2025, 6, 1, tzinfo=UTC),
     )
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
@@ -13,8 +12,9 @@ import httpx
 import openai
 import pytest
 import respx
+from _llm import BASE_URL, SECRET, make_judge, sent, status
+from _memories import make_memory
 
-import aimem.judges.transport as openai_transport
 from aimem.exceptions import JudgeError, ValidationError
 from aimem.judges.openai import OpenAIJudge
 from aimem.judges.prompts import extract_data_block
@@ -22,8 +22,6 @@ from aimem.judges.transport import retry_after
 from aimem.models import Interpretation, Memory
 from aimem.testing import OpenAIStub, StubReply, chat_completion
 
-BASE_URL = "https://llm.test/v1"
-SECRET = "sk-test-0123456789abcdef"
 COMPONENT_NAMES = ["emotional_impact", "user_relevance", "novelty", "utility"]
 
 
@@ -50,37 +48,6 @@ def ok(content: str | None = VALID, **kwargs: Any) -> httpx.Response:
     return httpx.Response(200, json=chat_completion(content, **kwargs))
 
 
-def status(
-    code: int, headers: dict[str, str] | None = None, message: str = "oops"
-) -> httpx.Response:
-    return httpx.Response(code, json={"error": {"message": message}}, headers=headers)
-
-
-@pytest.fixture
-def chat() -> Iterator[respx.Route]:
-    """The one place OpenAI is mocked: POST /chat/completions on a fake base URL."""
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        yield router.post("/chat/completions")
-
-
-@pytest.fixture
-def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Record the judge's retry waits instead of sleeping through them."""
-    recorded: list[float] = []
-
-    async def record(seconds: float) -> None:
-        recorded.append(seconds)
-
-    monkeypatch.setattr(openai_transport, "_sleep", record)
-    return recorded
-
-
-def make_judge(**kwargs: Any) -> OpenAIJudge:
-    kwargs.setdefault("base_url", BASE_URL)
-    kwargs.setdefault("api_key", SECRET)
-    return OpenAIJudge(**kwargs)
-
-
 def interpret(
     judge: OpenAIJudge, content: str = "I'm allergic to penicillin.", **kw: Any
 ) -> Interpretation:
@@ -97,20 +64,8 @@ def fails(judge: OpenAIJudge, content: str = "I'm allergic to penicillin.") -> J
     return info.value
 
 
-def sent(route: respx.Route, index: int = 0) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(route.calls[index].request.content)
-    return body
-
-
 def memory(id: str, interpreted: str) -> Memory:
-    now = datetime.now(UTC)
-    return Memory(
-        id=id, namespace="default", content=interpreted, interpreted_content=interpreted,
-        emotional_impact=0.1, user_relevance=0.1, novelty=0.1, utility=0.1, priority_score=0.4,
-        rationale="", user_context=None, score_source="llm", model=None, prompt_version=None,
-        created_at=now, updated_at=now, last_accessed_at=now, access_count=0, pinned=False,
-        version=1, archived_at=None, archive_reason=None,
-    )  # fmt: skip
+    return make_memory(id, interpreted, score_source="llm")
 
 
 # --- happy path and what is sent -------------------------------------------------------

@@ -14,7 +14,6 @@ import pytest
 
 import aimem.judges.openai as judge_module
 from aimem.exceptions import ValidationError
-from aimem.judges.output import response_format
 from aimem.judges.prompts import (
     extract_data_block,
     load_prompt,
@@ -22,6 +21,7 @@ from aimem.judges.prompts import (
     parse_prompt,
     prompt_dirs,
 )
+from aimem.judges.replies import response_format
 
 REPO = Path(__file__).resolve().parents[1]
 

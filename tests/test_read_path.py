@@ -64,13 +64,6 @@ def test_a_query_sharing_no_word_or_meaning_finds_nothing(facts_store: Any, quer
     assert facts_store.search(query) == []
 
 
-@pytest.fixture(scope="module")
-def local_embedder() -> aimem.LocalEmbedder:
-    pytest.importorskip("sentence_transformers", reason="the local extra is not installed")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return aimem.LocalEmbedder()
-
-
 def test_nothing_by_meaning_either(db_url: str, local_embedder: aimem.LocalEmbedder) -> None:
     with aimem.MemoryStore(db_url, judge=aimem.HeuristicJudge(), embedder=local_embedder) as s:
         for text in FACTS:

@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 import respx
+from _llm import BASE_URL, sent
 
 import aimem
 from aimem.judges.openai import OpenAIJudge
 from aimem.judges.prompts import extract_data_block
 from aimem.testing import OpenAIStub, chat_completion
-
-BASE_URL = "https://llm.test/v1"
 
 
 def reply(**overrides: Any) -> httpx.Response:
@@ -39,18 +36,12 @@ def reply(**overrides: Any) -> httpx.Response:
     return httpx.Response(200, json=chat_completion(json.dumps(fields)))
 
 
-@pytest.fixture
-def chat() -> Iterator[respx.Route]:
-    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
-        yield router.post("/chat/completions")
-
-
 def judge(**kw: Any) -> OpenAIJudge:
     return OpenAIJudge(base_url=BASE_URL, api_key="sk-test", **kw)
 
 
 def body(route: respx.Route, index: int = -1) -> dict[str, Any]:
-    return json.loads(route.calls[index].request.content)  # type: ignore[no-any-return]
+    return sent(route, index)
 
 
 def user_text(route: respx.Route, index: int = -1) -> str:

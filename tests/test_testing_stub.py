@@ -7,11 +7,11 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
+from _memories import make_memory
 
 from aimem.judges.base import Judge, judge_source
 from aimem.judges.openai import build_messages
@@ -178,14 +178,7 @@ def test_concurrent_requests_are_all_recorded() -> None:
 
 
 def memory(id: str) -> Memory:
-    now = datetime.now(UTC)
-    return Memory(
-        id=id, namespace="default", content="c", interpreted_content="c", emotional_impact=0.1,
-        user_relevance=0.1, novelty=0.1, utility=0.1, priority_score=0.4, rationale="",
-        user_context=None, score_source="custom", model=None, prompt_version=None, created_at=now,
-        updated_at=now, last_accessed_at=now, access_count=0, pinned=False, version=1,
-        archived_at=None, archive_reason=None,
-    )  # fmt: skip
+    return make_memory(id)
 
 
 def run(judge: FixedJudge, content: str, **kwargs: Any) -> Interpretation:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rich.console import Console
 from rich.text import Text
@@ -21,16 +21,25 @@ from aimem.settings import Settings
 from aimem.sync_store import MemoryStore
 
 if TYPE_CHECKING:
-    from aimem.cli.shell import StorePool
     from aimem.judges.base import Judge
 
-__all__ = ["Progress", "Session", "print_line"]
+__all__ = ["Progress", "Session", "StoreSource", "print_line"]
 
 #: ``progress(done, total)``, as the store's bulk methods call it.
 Progress = Callable[[int, int], None]
 
 #: The offline-judge notice is printed once per process (as the library logs it).
 _noticed = False
+
+
+class StoreSource(Protocol):
+    """Stores kept open across commands (``aimem shell``'s ``StorePool``)."""
+
+    def open(
+        self, database_url: str | None, namespace: str, session: Session
+    ) -> tuple[MemoryStore, bool]:
+        """The store for ``database_url`` and ``namespace``, and whether its judge is offline."""
+        ...
 
 
 def print_line(console: Console, text: Text) -> None:
@@ -60,7 +69,7 @@ class Session:
         *,
         judges: bool = True,
         wide: bool = False,
-        pool: StorePool | None = None,
+        pool: StoreSource | None = None,
     ):
         self.database_url = database_url
         self.namespace = namespace

@@ -1,9 +1,10 @@
 """Judges: what turns a memory's text into an interpretation and four scores.
 
 ``base`` is the ``Judge`` protocol every judge follows; ``openai`` talks to any
-OpenAI-compatible chat API (its request shape in ``prompts`` and ``batch``, its reply
-checks in ``output``, retries and error translation in ``transport``, which the
-embedder shares); ``heuristic`` judges offline from cue vocabularies.
+OpenAI-compatible chat API (the prompt files in ``prompts``, what it sends in
+``requests``, its reply checks in ``replies`` and ``faithfulness``, a conversation's facts
+in ``facts``, retries, errors and capabilities in ``transport``, which the embedder
+shares); ``heuristic`` judges offline from cue vocabularies.
 """
 
 from __future__ import annotations

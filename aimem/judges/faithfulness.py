@@ -15,7 +15,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from aimem.judges import faithfulness_terms as terms
+from aimem.judges import faithfulness_terms
 
 _MARKER = re.compile(r"\[[a-z_]+=[^\]]*\]")
 _SPACE = re.compile(r"\s+")
@@ -23,7 +23,11 @@ _UNIFORM = str.maketrans("０１２３４５６７８９，．：’‘", "01234
 _JAPANESE, _KANJI = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]"), re.compile(r"[\u3400-\u9fff]")
 
 
-_KIN, _LINEAGE, _alternation = terms.KIN_LOOKUP, terms.LINEAGE, terms.alternation
+_KIN, _LINEAGE, _alternation = (
+    faithfulness_terms.KIN_LOOKUP,
+    faithfulness_terms.LINEAGE,
+    faithfulness_terms.alternation,
+)
 _KIN_WORDS = re.compile(
     r"(?<![a-z])(?:"
     + _alternation([w for w in _KIN if w.isascii()])
@@ -32,39 +36,47 @@ _KIN_WORDS = re.compile(
 )
 
 
-_FIRST_PERSON = re.compile(terms.FIRST_PERSON)
-_SECOND_PERSON = re.compile(terms.SECOND_PERSON)
+_FIRST_PERSON = re.compile(faithfulness_terms.FIRST_PERSON)
+_SECOND_PERSON = re.compile(faithfulness_terms.SECOND_PERSON)
 _THIRD_PERSON = "write about them in the third person"
 _THANKS = re.compile(r"\bthank you\b")
-_SELF_ROLE = re.compile(terms.SELF_ROLE)
-_NEGATION = re.compile(terms.NEGATION_EN + "|" + terms.NEGATION_JA)
+_SELF_ROLE = re.compile(faithfulness_terms.SELF_ROLE)
+_NEGATION = re.compile(faithfulness_terms.NEGATION_EN + "|" + faithfulness_terms.NEGATION_JA)
 _NEGATION_IDIOMS = re.compile(
-    r"\b(?:" + terms.NEGATION_IDIOMS_EN + r")\b|" + terms.NEGATION_IDIOMS_JA
+    r"\b(?:"
+    + faithfulness_terms.NEGATION_IDIOMS_EN
+    + r")\b|"
+    + faithfulness_terms.NEGATION_IDIOMS_JA
 )
 _CLAUSE = re.compile(r"[,.;:!?、。！？\n]|\bbut\b|けど|が、")
-_POLARITY = re.compile(terms.NEGATIVE_POLARITY_EN + "|" + terms.NEGATIVE_POLARITY_JA)
-_SCALE_WORDS = _alternation(list(terms.SCALES))
+_POLARITY = re.compile(
+    faithfulness_terms.NEGATIVE_POLARITY_EN + "|" + faithfulness_terms.NEGATIVE_POLARITY_JA
+)
+_SCALE_WORDS = _alternation(list(faithfulness_terms.SCALES))
 _NUMBER = re.compile(
     r"(?P<digits>\d+(?:[.,]\d+)*)(?:\s*(?P<scale>" + _SCALE_WORDS + r")(?![a-z]))?"
 )
 _ONE_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _SEPARATOR = re.compile("[.,]")
 _PM = re.compile(r"\s*(?:pm|p\.m\.)")
-_REQUIRED_WORD = re.compile(r"\b(?:" + "|".join(terms.REQUIRED_NUMBER_WORDS) + r")\b")
-_NUMBER_WORD = re.compile(r"\b(?:" + _alternation(list(terms.NUMBER_WORDS)) + r")\b")
-_MONTH = re.compile(r"\b(?:" + _alternation(list(terms.MONTH_NUMBERS)) + r")\b")
+_REQUIRED_WORD = re.compile(r"\b(?:" + "|".join(faithfulness_terms.REQUIRED_NUMBER_WORDS) + r")\b")
+_NUMBER_WORD = re.compile(r"\b(?:" + _alternation(list(faithfulness_terms.NUMBER_WORDS)) + r")\b")
+_MONTH = re.compile(r"\b(?:" + _alternation(list(faithfulness_terms.MONTH_NUMBERS)) + r")\b")
 _KANJI_NUMBER = re.compile(r"[〇零一二三四五六七八九十百千万億]+")
 _KANJI_MARK = re.compile(r"[十百千万億]")
-_KANJI_ASCII = str.maketrans({c: str(v) for c, v in terms.KANJI_DIGITS.items()})
+_KANJI_ASCII = str.maketrans({c: str(v) for c, v in faithfulness_terms.KANJI_DIGITS.items()})
 _KANJI_MAX_CHARS = 1000
 _PM_HOURS = {str(h): str(h + 12) for h in range(1, 12)}
 _PM_HOURS_BACK = {v: k for k, v in _PM_HOURS.items()}
 _CAPITALISED = re.compile(r"(?<![A-Za-z0-9'])[A-Z][a-zA-Z]*(?:['-][A-Za-z]+)*")
 _SENTENCE_OPENERS = set(".!?。！？:;\"'“”(「『【-*•>#")
-_JA_NAME, _JA_NAME_IN_RUN = re.compile(terms.JA_NAME_CONTEXTS), re.compile(terms.JA_NAME_IN_RUN)
+_JA_NAME, _JA_NAME_IN_RUN = (
+    re.compile(faithfulness_terms.JA_NAME_CONTEXTS),
+    re.compile(faithfulness_terms.JA_NAME_IN_RUN),
+)
 _QUOTED_CHARS = 60
-_ROMAJI_PAIR = re.compile(_alternation(list(terms.ROMAJI)))
-_FOLDS = tuple((re.compile(pattern), new) for pattern, new in terms.SPELLING_FOLDS)
+_ROMAJI_PAIR = re.compile(_alternation(list(faithfulness_terms.ROMAJI)))
+_FOLDS = tuple((re.compile(pattern), new) for pattern, new in faithfulness_terms.SPELLING_FOLDS)
 _NOT_LATIN = re.compile("[^a-z]+")
 
 
@@ -112,7 +124,9 @@ def _kin_mentions(text: str) -> list[tuple[str, tuple[str, ...], bool]]:
         if strong and _SELF_ROLE.search(text, max(0, m.start() - 12), m.start()):
             strong = False  # "I'm a mother of two": the user's role, and it implies children
             lineage = set().union(*(_LINEAGE[r] for r in relations))
-            relations += tuple(v for k, v in terms.SELF_ROLE_IMPLIES.items() if k in lineage)
+            relations += tuple(
+                v for k, v in faithfulness_terms.SELF_ROLE_IMPLIES.items() if k in lineage
+            )
         mentions.append((m.group(), relations, strong))
     return list(dict.fromkeys(mentions))  # compared pairwise by the callers: no repeats
 
@@ -184,7 +198,7 @@ def _canonical(number: str, scale: str | None = None) -> str:
     if not number.isascii():  # other scripts' digits (٣): what Decimal would read
         number = "".join(c if c == "." else str(unicodedata.decimal(c)) for c in number)
     whole, _, fraction = number.partition(".")
-    shift = terms.SCALES.get(scale or "", 0)
+    shift = faithfulness_terms.SCALES.get(scale or "", 0)
     fraction = fraction.ljust(shift, "0")
     whole, fraction = (whole + fraction[:shift]).lstrip("0") or "0", fraction[shift:].rstrip("0")
     return f"{whole}.{fraction}" if fraction else whole
@@ -201,7 +215,7 @@ def _stated_numbers(text: str) -> list[tuple[str, set[str]]]:
             scaled = _canonical(value, scale) if len(parts) == 1 else value
             stated.append((written, {value, scaled}))
     words = dict.fromkeys(_REQUIRED_WORD.findall(text))
-    return stated + [(w, {terms.REQUIRED_NUMBER_WORDS[w]}) for w in words]
+    return stated + [(w, {faithfulness_terms.REQUIRED_NUMBER_WORDS[w]}) for w in words]
 
 
 def _kept_numbers(text: str) -> set[str]:
@@ -217,9 +231,9 @@ def _kept_numbers(text: str) -> set[str]:
             kept.add(_canonical(parts[0], scale))
             if parts[0] in _PM_HOURS and pm:
                 kept.add(_PM_HOURS[parts[0]])  # "3 p.m." keeps the content's 15:00
-    kept.update(terms.NUMBER_WORDS[w] for w in _NUMBER_WORD.findall(text))
+    kept.update(faithfulness_terms.NUMBER_WORDS[w] for w in _NUMBER_WORD.findall(text))
     kept.update(v for k in _KANJI_NUMBER.findall(text) if (v := _kanji_value(k)) is not None)
-    kept.update(terms.MONTH_NUMBERS[m] for m in _MONTH.findall(text))
+    kept.update(faithfulness_terms.MONTH_NUMBERS[m] for m in _MONTH.findall(text))
     kept.update([_PM_HOURS_BACK[n] for n in kept if n in _PM_HOURS_BACK])
     return kept
 
@@ -238,12 +252,12 @@ def _kanji_value(numeral: str) -> str | None:
         return None
     total = section = digit = 0
     for char in numeral:
-        if char in terms.KANJI_DIGITS:
-            digit = digit * 10 + terms.KANJI_DIGITS[char]
-        elif char in terms.KANJI_UNITS:
-            section, digit = section + (digit or 1) * terms.KANJI_UNITS[char], 0
+        if char in faithfulness_terms.KANJI_DIGITS:
+            digit = digit * 10 + faithfulness_terms.KANJI_DIGITS[char]
+        elif char in faithfulness_terms.KANJI_UNITS:
+            section, digit = section + (digit or 1) * faithfulness_terms.KANJI_UNITS[char], 0
         else:
-            total += ((section + digit) or 1) * terms.KANJI_SECTIONS[char]
+            total += ((section + digit) or 1) * faithfulness_terms.KANJI_SECTIONS[char]
             section = digit = 0
     return str(total + section + digit)
 
@@ -263,7 +277,7 @@ def _hiragana(text: str) -> str:
 
 def _romanised(text: str) -> str:
     """Kana turned into Hepburn romaji (everything else kept), for a loose comparison."""
-    return _ROMAJI_PAIR.sub(lambda m: terms.ROMAJI[m.group()], _hiragana(text))
+    return _ROMAJI_PAIR.sub(lambda m: faithfulness_terms.ROMAJI[m.group()], _hiragana(text))
 
 
 def _loose(text: str) -> str:
@@ -283,7 +297,7 @@ def _english_names(text: str) -> list[str]:
             opener -= 1
         if not opener or text[opener - 1] in _SENTENCE_OPENERS or "\n" in text[opener : m.start()]:
             continue
-        common = len(word) < 2 or word.isupper() or word.lower() in terms.NOT_NAMES
+        common = len(word) < 2 or word.isupper() or word.lower() in faithfulness_terms.NOT_NAMES
         if not common and not _KIN_WORDS.fullmatch(word.lower()):
             names.append(word)
     return names
@@ -301,9 +315,9 @@ def _kana_names(text: str) -> list[str]:
         if k < len(kin_starts) and kin_starts[k] < end:
             continue
         lead = 0
-        while len(name) - lead > 2 and name[lead] in terms.JA_LEADING_PARTICLES:
+        while len(name) - lead > 2 and name[lead] in faithfulness_terms.JA_LEADING_PARTICLES:
             lead += 1
-        if not name.startswith(terms.JA_NOT_NAMES, lead):
+        if not name.startswith(faithfulness_terms.JA_NOT_NAMES, lead):
             names.append(name[lead:])
     return names
 

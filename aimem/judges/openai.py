@@ -1,15 +1,17 @@
 """The only module that talks to an LLM: request, validate, retry, translate errors.
 
-One interpretation is one chat completion with structured output. Failures are
-handled by kind:
+One interpretation is one chat completion with structured output, and so is a batch of
+them or of a conversation's turns (``extract_facts``). What is sent is rendered in
+``requests``, what comes back is checked in ``replies`` (``facts`` for extraction), and
+the endpoint is reached through ``transport``. Failures are handled by kind:
 
 * transport failures (429, 5xx, 408/409, dropped connections, unreadable bodies) by
   ``transport.retrying``, up to ``max_attempts`` requests, honouring ``Retry-After``; a
   timed-out request is sent again with twice the timeout (at most 4x ``timeout``), and
   a timed-out batch is split in halves instead;
 * a refused capability (a 4xx/5xx naming ``response_format``, ``temperature``, ``seed``
-  or ``max_tokens``) is never retried as it was: ``capabilities`` steps that part of
-  the request down once and the judge remembers it;
+  or ``max_tokens``) is never retried as it was: ``transport.Capabilities`` steps that
+  part of the request down once and the judge remembers it;
 * invalid output (not JSON, a missing field, a component off the scale, a refusal, a
   reply cut off by ``finish_reason="length"``) and an unfaithful interpretation (see
   ``faithfulness``) by ONE corrective re-ask that shows the model its reply and the
@@ -32,7 +34,6 @@ import time
 import weakref
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
-from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletionMessageParam
@@ -40,49 +41,55 @@ from openai.types.shared_params import ResponseFormatJSONSchema
 
 from aimem.exceptions import JudgeError, ValidationError
 from aimem.forking import renew_after_fork
-from aimem.judges.amendments import KEPT_CONTENT_FLAG, blend, kept_content, with_supersedes
-from aimem.judges.batch import JudgeItem, batch_response_format, build_batch_messages, parse_batch
-from aimem.judges.capabilities import Capabilities, refused_parameter
-from aimem.judges.evidence import Tally, share
-from aimem.judges.extract import extract
+from aimem.judges.facts import Draft, Extraction, Fact, unfaithful_facts
 from aimem.judges.faithfulness import unfaithful_reason
 from aimem.judges.heuristic import HeuristicJudge
 from aimem.judges.heuristic.supersession import find_superseded
-from aimem.judges.messages import (
-    MAX_RELATED,
-    build_messages,
-    one_line_json,
-    related_notes,
-    with_note,
-)
-from aimem.judges.output import (
+from aimem.judges.prompts import DEFAULT_PROMPT_VERSION, PromptTemplate, load_prompt
+from aimem.judges.replies import (
+    KEPT_CONTENT_FLAG,
     InvalidOutputError,
     JudgeOutput,
     Reply,
+    RequestEvidence,
+    batch_response_format,
+    blend,
     corrective_messages,
+    kept_content,
+    parse_batch,
     parse_output,
     read_reply,
     response_format,
+    with_supersedes,
 )
-from aimem.judges.prompts import DEFAULT_PROMPT_VERSION, PromptTemplate, load_prompt
-from aimem.judges.request_plan import (
+from aimem.judges.requests import (
+    MAX_RELATED,
     SMALL_MODEL_WEIGHT,
+    JudgeItem,
     Pace,
+    build_batch_messages,
+    build_messages,
     estimate_tokens,
     is_small_model,
+    one_line_json,
+    related_notes,
     reply_tokens,
+    with_note,
 )
 from aimem.judges.transport import (
+    Capabilities,
     OwnsClient,
     UnreadableResponseError,
     describe_error,
     is_auth,
     is_transient,
     new_client,
+    refused_parameter,
     retrying,
     server_message,
 )
 from aimem.models import Interpretation, Memory, Usage
+from aimem.saving.messages import Turn
 
 __all__ = [
     "KEPT_CONTENT_FLAG",
@@ -118,6 +125,15 @@ class _Unfaithful(InvalidOutputError):
         super().__init__(f"the interpretation is not faithful: {reason}")
         self.reason = reason
         self.output = output
+
+
+def _invalid_twice(exc: InvalidOutputError, evidence: RequestEvidence) -> JudgeError:
+    """The error for a reply still invalid after the corrective re-ask."""
+    return JudgeError(
+        f"The model returned invalid output twice (last: {exc}). Try a stronger "
+        "model, or check that the endpoint supports json_schema structured output.",
+        **evidence.error_fields(),
+    )
 
 
 class OpenAIJudge(OwnsClient):
@@ -162,8 +178,6 @@ class OpenAIJudge(OwnsClient):
     """
 
     source = "llm"
-    #: A conversation's facts worth keeping, one call per batch of turns (``extract.py``).
-    extract_facts = extract
 
     def __init__(
         self,
@@ -247,7 +261,7 @@ class OpenAIJudge(OwnsClient):
             JudgeError: transport failures outlasted the retries, the endpoint refused
                 the request, or the output was invalid twice.
         """
-        tally = Tally(timeout=self.timeout)
+        evidence = RequestEvidence(timeout=self.timeout)
         messages = build_messages(
             self._template,
             content,
@@ -261,14 +275,14 @@ class OpenAIJudge(OwnsClient):
         schema = response_format(
             self._supersession, self._scale, MAX_RELATED if self._scale is not None else None
         )
-        reply = await self._send(messages, tally, schema, [content])
+        reply = await self._send(messages, evidence, schema, [content])
         try:
             output = self._parse(reply, shown, content)
         except InvalidOutputError as exc:
-            tally.fail(f"invalid output: {exc}")
+            evidence.fail(f"invalid output: {exc}")
             retry = [*messages, *corrective_messages(reply, str(exc), self._scale)]
-            output = await self._reask(retry, tally, shown, content, schema, exc)
-        return await self._interpretation(output, tally, content, user_context, related)
+            output = await self._reask(retry, evidence, shown, content, schema, exc)
+        return await self._interpretation(output, evidence, content, user_context, related)
 
     def _shown(self, related: Sequence[Memory]) -> int:
         """How many related memories the prompt numbers (0 for a prompt without supersession)."""
@@ -329,7 +343,7 @@ class OpenAIJudge(OwnsClient):
     ) -> list[Interpretation | JudgeError]:
         if len(items) == 1:
             return [await self._single(items[0], user_context)]
-        tally = Tally(timeout=self.timeout)
+        evidence = RequestEvidence(timeout=self.timeout)
         messages = build_batch_messages(
             self._batch_template,
             items,
@@ -345,7 +359,7 @@ class OpenAIJudge(OwnsClient):
         )
         try:
             reply = await self._send(
-                messages, tally, schema, [i.content for i in items], plan=self._plan(items)
+                messages, evidence, schema, [i.content for i in items], plan=self._plan(items)
             )
             outputs, problems = parse_batch(reply, len(items), shown, self._scale)
         except _TimedOut as exc:
@@ -362,7 +376,7 @@ class OpenAIJudge(OwnsClient):
                     problems.append(f"item {number}: {reason}")
         if problems:
             log.info("aimem: batch answer had problems, asking singly: %s", "; ".join(problems))
-        portion = share(tally, len(outputs))
+        portion = evidence.per_item(len(outputs))
         results: list[Interpretation | JudgeError | None] = []
         for n, item in enumerate(items, start=1):
             if n in outputs:
@@ -413,37 +427,92 @@ class OpenAIJudge(OwnsClient):
             results += await self._batch([items[i] for i in group], user_context)
         return results
 
+    async def extract_facts(
+        self,
+        turns: Sequence[Turn],
+        *,
+        user_context: str | None = None,
+        related: Sequence[Memory] = (),
+    ) -> list[Fact]:
+        """The facts worth keeping in ``turns``, in one chat call (two with the corrective re-ask).
+
+        ``related`` are memories the facts may supersede, numbered for the model (at most
+        ``facts.MAX_SHOWN``). Facts come in conversation order; each records ``extract.v2``,
+        the model, and its share of the call's tokens; its rationale names its source turns.
+        The request and the checks on its reply are ``facts.Extraction``'s.
+
+        Raises:
+            JudgeError: transport failures outlasted the retries, the endpoint refused the
+                request, or the reply was invalid twice.
+        """
+        extraction = Extraction(
+            turns,
+            user_context=user_context,
+            related=related,
+            check_faithfulness=self.check_faithfulness,
+        )
+        evidence = RequestEvidence(timeout=self.timeout)
+        messages, schema, said = extraction.messages, extraction.schema, extraction.said
+        reply = await self._send(messages, evidence, schema, said)
+        drafts: list[Draft] | None = None
+        try:
+            drafts = extraction.read(reply)
+            problem = unfaithful_facts(drafts)
+        except InvalidOutputError as exc:
+            problem = str(exc)
+        if problem:
+            evidence.fail(f"invalid output: {problem}")
+            retry = [*messages, *corrective_messages(reply, problem, extraction.template.scale)]
+            second = await self._send(retry, evidence, schema, said)
+            try:
+                drafts = extraction.read(second)
+            except InvalidOutputError as exc:
+                evidence.fail(f"invalid output: {exc}")
+                if drafts is None:
+                    raise _invalid_twice(exc, evidence) from exc
+            else:
+                if unfaithful_facts(drafts):
+                    evidence.fail(f"invalid output: {unfaithful_facts(drafts)}")
+        assert drafts is not None
+        portion = evidence.per_item(len(drafts))
+        facts = []
+        for draft in extraction.settled(drafts):
+            interpretation = await self._interpretation(
+                draft.output,
+                portion,
+                draft.statement,
+                user_context,
+                related,
+                extraction.template.version,
+            )
+            facts.append(Fact(draft.statement, interpretation, draft.turns))
+        return facts
+
     async def _reask(
         self,
         messages: list[ChatCompletionMessageParam],
-        tally: Tally,
+        evidence: RequestEvidence,
         shown: int,
         content: str,
         schema: ResponseFormatJSONSchema,
         first: InvalidOutputError,
     ) -> JudgeOutput:
-        reply = await self._send(messages, tally, schema, [content])
+        reply = await self._send(messages, evidence, schema, [content])
         try:
             return self._parse(reply, shown, content)
         except _Unfaithful as exc:
-            tally.fail(f"invalid output: {exc}")
+            evidence.fail(f"invalid output: {exc}")
             return kept_content(exc.output, content, exc.reason)
         except InvalidOutputError as exc:
-            tally.fail(f"invalid output: {exc}")
+            evidence.fail(f"invalid output: {exc}")
             if isinstance(first, _Unfaithful):  # the first reply's scores were valid
                 return kept_content(first.output, content, first.reason)
-            raise JudgeError(
-                f"The model returned invalid output twice (last: {exc}). Try a stronger "
-                "model, or check that the endpoint supports json_schema structured output.",
-                attempts=tally.requests,
-                last_raw=tally.last_raw,
-                errors=tally.errors,
-            ) from exc
+            raise _invalid_twice(exc, evidence) from exc
 
     async def _send(
         self,
         messages: list[ChatCompletionMessageParam],
-        tally: Tally,
+        evidence: RequestEvidence,
         schema: ResponseFormatJSONSchema,
         contents: Sequence[str],
         *,
@@ -459,15 +528,15 @@ class OpenAIJudge(OwnsClient):
             try:
                 reply: Reply = await retrying(
                     self.max_attempts, self.max_retry_wait, final=refused_parameter
-                )(self._request, messages, tally, schema, bound, plan)
+                )(self._request, messages, evidence, schema, bound, plan)
             except (openai.APIError, UnreadableResponseError) as exc:
                 parameter = refused_parameter(exc)
                 if parameter is not None and (
-                    tally.built_with != self._caps.generation
+                    evidence.built_with != self._caps.generation
                     or self._caps.degrade(parameter, self._endpoint())
                 ):
                     continue  # stale (built before another request stepped down), or stepped down
-                error = self._give_up(exc, tally)
+                error = self._give_up(exc, evidence)
                 if is_auth(exc):
                     raise error from None
                 raise error from exc
@@ -492,7 +561,7 @@ class OpenAIJudge(OwnsClient):
     async def _request(
         self,
         messages: list[ChatCompletionMessageParam],
-        tally: Tally,
+        evidence: RequestEvidence,
         schema: ResponseFormatJSONSchema,
         bound: int,
         plan: tuple[int, int] | None,
@@ -501,65 +570,61 @@ class OpenAIJudge(OwnsClient):
             if plan is not None and not self._pace.fits(*plan, self.timeout):
                 raise _TimedOut(sent=False)  # learnt while this batch waited its turn
             # Built after the wait: another request may have stepped the capabilities down.
-            tally.built_with = self._caps.generation
+            evidence.built_with = self._caps.generation
             options = self._caps.request_options(
                 dict(schema), temperature=self.temperature, seed=self.seed, max_tokens=bound
             )
             sent = with_note(messages, self._caps.schema_note(dict(schema)))
-            tally.requests += 1
+            evidence.requests += 1
             started = time.perf_counter()
             try:
                 completion: object = await self._client.chat.completions.create(
-                    model=self.model, messages=sent, timeout=tally.timeout, **options
+                    model=self.model, messages=sent, timeout=evidence.timeout, **options
                 )
                 reply = read_reply(completion)
             except openai.APITimeoutError as exc:
-                tally.fail(f"timed out after {tally.timeout:g} s")
+                evidence.fail(f"timed out after {evidence.timeout:g} s")
                 self._slow = True
                 if plan is not None:  # a batch: split it rather than wait longer
                     raise _TimedOut from exc
-                tally.timeout = min(tally.timeout * 2, self.timeout * _MAX_TIMEOUT_GROWTH)
+                evidence.timeout = min(evidence.timeout * 2, self.timeout * _MAX_TIMEOUT_GROWTH)
                 raise
             except openai.APIError as exc:
-                tally.fail(describe_error(exc))
+                evidence.fail(describe_error(exc))
                 raise
             # ValueError: the SDK's json() on a garbled 200 body.
             except (ValueError, UnreadableResponseError) as exc:
-                tally.fail("unreadable response body")
+                evidence.fail("unreadable response body")
                 raise UnreadableResponseError("unreadable response body") from exc
             self._pace.observe(
                 reply.prompt_tokens, reply.completion_tokens, time.perf_counter() - started
             )
-        tally.record(reply)
+        evidence.record(reply)
         if reply.model:
             self._served = reply.model
         return reply
 
-    def _give_up(self, exc: BaseException, tally: Tally) -> JudgeError:
-        evidence: dict[str, Any] = {
-            "attempts": tally.requests,
-            "last_raw": tally.last_raw,
-            "errors": tally.errors,
-        }
+    def _give_up(self, exc: BaseException, evidence: RequestEvidence) -> JudgeError:
+        carried = evidence.error_fields()
         if is_transient(exc) and refused_parameter(exc) is None:
             return JudgeError(
-                f"The LLM endpoint kept failing after {tally.requests} attempts "
+                f"The LLM endpoint kept failing after {evidence.requests} attempts "
                 f"(last: {describe_error(exc)}); try again later, or raise max_attempts "
                 "or timeout.",
-                **evidence,
+                **carried,
             )
         status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
         if status == 401:
             return JudgeError(
                 "The LLM endpoint rejected the API key (HTTP 401): check OPENAI_API_KEY or "
                 "api_key (and base_url), or pass judge=aimem.HeuristicJudge().",
-                **evidence,
+                **carried,
             )
         detail = self._redact(server_message(exc))
         return JudgeError(
             f"The LLM endpoint refused the request (HTTP {status}): {detail}. Check "
             f"model={self.model!r}, the key's access to it, and json_schema support.",
-            **evidence,
+            **carried,
         )
 
     def _redact(self, text: str) -> str:
@@ -573,19 +638,19 @@ class OpenAIJudge(OwnsClient):
     async def _interpretation(
         self,
         output: JudgeOutput,
-        tally: Tally,
+        evidence: RequestEvidence,
         content: str,
         user_context: str | None,
         related: Sequence[Memory],
         prompt_version: str | None = None,
     ) -> Interpretation:
-        model = tally.model or self.model
+        model = evidence.model or self.model
         usage = Usage(
             model=model,
-            prompt_tokens=tally.prompt_tokens,
-            completion_tokens=tally.completion_tokens,
-            latency_ms=(time.perf_counter() - tally.started) * 1000,
-            retries=tally.requests - 1,
+            prompt_tokens=evidence.prompt_tokens,
+            completion_tokens=evidence.completion_tokens,
+            latency_ms=(time.perf_counter() - evidence.started) * 1000,
+            retries=evidence.requests - 1,
         )
         fields = output.model_dump()
         # The prompt numbers related memories from 1; Interpretation counts from 0.

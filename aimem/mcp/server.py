@@ -1,14 +1,14 @@
 """``aimem mcp``: the store's API as MCP tools and resources, for agents that are not Python.
 
 A thin shell over ``AsyncMemoryStore``: each tool calls one store method and answers
-with compact views of what it read or wrote (``mcp_views.py``), every result within the
-character budget ``mcp_max_chars`` (``mcp_pages.py``: pages and cursors). What lives here
+with compact views of what it read or wrote (``views.py``), every result within the
+character budget ``mcp_max_chars`` (``pages.py``: pages and cursors). What lives here
 is the server: one-line errors that never carry a traceback, SQL, path or key (for
-tools, ``initialize`` and resources alike; ``mcp_errors.py`` words them for MCP callers),
+tools, ``initialize`` and resources alike; ``errors.py`` words them for MCP callers),
 ``instructions`` rebuilt from ``store.context()`` at every ``initialize`` within the same
-budget, and the transports (HTTP's guards live in ``mcp_http.py``). Tool names follow
+budget, and the transports (HTTP's guards live in ``http.py``). Tool names follow
 aigpt (``read_core``, ``read_memory``, ``save_memory``, ``compress``) so its clients work
-unchanged. The tools are in ``mcp_reads.py`` and ``mcp_writes.py``.
+unchanged. The tools are in ``reads.py`` and ``writes.py``.
 """
 
 from __future__ import annotations

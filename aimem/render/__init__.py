@@ -11,7 +11,7 @@ last expression of a cell).
 
 from __future__ import annotations
 
-from aimem import display
+from aimem.display import View, register
 from aimem.models import ImportReport, Memory, PruneReport, SaveReport, SearchHit, Stats
 from aimem.render.notebook import (
     COMPONENT_COLORS,
@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 #: One type -> its notebook view and its terminal view.
-VIEWS: dict[type, display.View] = {
+VIEWS: dict[type, View] = {
     Memory: (memory_html, memory_detail),
     SearchHit: (lambda hit: hits_html([hit]), lambda hit: search_table([hit])),
     PruneReport: (prune_report_html, prune_report_rich),
@@ -74,4 +74,4 @@ VIEWS: dict[type, display.View] = {
     Stats: (stats_html, stats_table),
 }
 for _kind, (_html, _rich) in VIEWS.items():
-    display.register(_kind, _html, _rich)
+    register(_kind, _html, _rich)

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeVar
 
 from aimem.embeddings import Embedder
 from aimem.exceptions import EmbedderMismatchError, ValidationError
+from aimem.judges.base import TextReading
 from aimem.models import Memory, RelatedMemory, SearchHit
 from aimem.retrieval.ranking import RankingWeights, rank_hits
 from aimem.retrieval.relevance import calibration_of, combined, keyword_share
@@ -84,8 +85,11 @@ class Retriever:
         embedder: Embedder | None,
         settings: Settings,
         db_call: DbCall,
+        reading: TextReading,
     ) -> None:
         self._db = db
+        #: How texts read for this store's judge: extra lookup words, whose fact, changes.
+        self.reading = reading
         self._namespace = namespace
         self.embedder = embedder
         self._settings = settings
@@ -201,10 +205,10 @@ class Retriever:
 
         cosine = {memory.id: value for memory, value in semantic}
         calibration = calibration_of(self.embedder)
-        others = about_someone_else(query, filters.user_context)
+        others = about_someone_else(query, filters.user_context, self.reading)
         judged: list[SearchHit] = []
         for hit in ranked[: max(2 * limit, _JUDGED)]:
-            facts = facts_of(hit.memory)
+            facts = facts_of(hit.memory, self.reading)
             keyword = keyword_share(asked, facts.terms)
             semantic_ = calibration.evidence(cosine.get(hit.memory.id))
             relevance = combined(keyword, semantic_)
@@ -244,7 +248,9 @@ class Retriever:
         from aimem.retrieval.siblings import current_first
 
         top = hits[: limit + _SIBLING_REACH]
-        ordered, marks = current_first(top, lambda h: h.memory, window=len(top), asked=asked)
+        ordered, marks = current_first(
+            top, lambda h: h.memory, self.reading, window=len(top), asked=asked
+        )
         shown = ordered[:limit]
         # Scores stay in the order shown: a newer sibling moved up gets just above the older
         # one's score, the lift shown in its explanation as "current_first".
@@ -290,16 +296,13 @@ class Retriever:
             limit=wanted,
             related=True,
         )
-        from aimem.judges.heuristic.clauses import stated_facts  # on use: its vocabularies are big
-        from aimem.judges.heuristic.statement import slot_terms
-
-        facts = stated_facts(content)
+        facts = self.reading.stated_facts(content)
         if facts:  # a long turn or a request: its stated facts, without the request's words
             stated = await self._db_call(
                 self._db.keyword_search, self._namespace, facts, limit=wanted, related=True
             )
             keyword = _interleave(stated, keyword)
-        slots = slot_terms(content)
+        slots = self.reading.related_terms(content)
         if slots:  # the memories of the same slot may share no word with the content
             same_slot = await self._db_call(
                 self._db.keyword_search, self._namespace, slots, limit=wanted, related=True

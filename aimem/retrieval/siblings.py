@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from functools import cached_property, lru_cache
 from typing import TypeVar
 
+from aimem.judges.base import TextReading
 from aimem.models import Memory
 from aimem.text.keywords import index_terms, memory_terms
 from aimem.text.stemmer import stem
@@ -38,7 +39,7 @@ T = TypeVar("T")
 
 #: How many memories' readings are kept (about 1 KB each).
 _CACHE_SIZE = 20_000
-_cache: OrderedDict[tuple[str, int], Facts] = OrderedDict()
+_cache: OrderedDict[tuple[str, int, TextReading], Facts] = OrderedDict()
 
 #: Words every memory may share: they show nothing about being the same thing.
 _COMMON = frozenset(
@@ -81,7 +82,8 @@ class Facts:
     the few compared as siblings need the rest.
     """
 
-    def __init__(self, memory: Memory) -> None:
+    def __init__(self, memory: Memory, reading: TextReading) -> None:
+        self._reading = reading
         self._content = memory.content[:2000]
         self._recall = memory.recall_terms
         stored = memory._terms or memory_terms(
@@ -99,16 +101,12 @@ class Facts:
     @cached_property
     def kinds(self) -> frozenset[str]:
         """The single-valued slots it fills (a residence, a job, ...)."""
-        from aimem.judges.heuristic.statement import recall_kinds  # on use: vocabularies
-
-        return recall_kinds(self._recall) & _SINGLE_VALUED
+        return self._reading.recall_kinds(self._recall) & _SINGLE_VALUED
 
     @cached_property
     def subject(self) -> str:
         """``"user"``, ``"other:<relation>"`` or ``"name:<name>"``, by speaker in a transcript."""
-        from aimem.judges.heuristic.statement import subject_of  # on use: vocabularies
-
-        return _whose(self._content, subject_of)
+        return _whose(self._content, self._reading.subject_of)
 
     @cached_property
     def values(self) -> frozenset[str]:
@@ -123,9 +121,7 @@ class Facts:
     @cached_property
     def changes(self) -> bool:
         """Says something changed ("now", "moved", "cancelled", "back on")."""
-        from aimem.judges.heuristic.statement import says_change  # on use: vocabularies
-
-        return says_change(self._content)
+        return self._reading.says_change(self._content)
 
     @cached_property
     def moved_on(self) -> bool:
@@ -149,14 +145,14 @@ class Facts:
         return frozenset(index_terms([" ".join([*names, self.speaker])]).split())
 
 
-def facts_of(memory: Memory) -> Facts:
-    """The reading of ``memory`` (cached by id and version)."""
-    key = (memory.id, memory.version)  # an edit bumps the version
+def facts_of(memory: Memory, reading: TextReading) -> Facts:
+    """The reading of ``memory`` (cached by id, version and reading)."""
+    key = (memory.id, memory.version, reading)  # an edit bumps the version
     found = _cache.get(key)
     if found is not None:
         _cache.move_to_end(key)
         return found
-    facts = Facts(memory)
+    facts = Facts(memory, reading)
     _cache[key] = facts
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
@@ -175,22 +171,20 @@ def _whose(content: str, subject_of: Callable[[str], str]) -> str:
     return subject_of(said) if not speaker else f"{speaker.lower()}/{subject_of(said)}"
 
 
-@lru_cache(maxsize=1)
-def _relatives() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """The relatives a question may name ("my sister", 母は), compiled once on first use."""
-    from aimem.judges.heuristic import slots as sv  # on use: its vocabularies are big
-
+@lru_cache(maxsize=8)
+def _relatives(relatives_en: str, relatives_ja: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The relatives a question may name ("my sister", 母は), compiled once per vocabulary."""
     return (
         re.compile(
-            rf"\b(?:my|our|the user's|user's|his|her|their)\s+(?:\w+\s)?(?:{sv.OTHER_PERSON_EN})\b"
+            rf"\b(?:my|our|the user's|user's|his|her|their)\s+(?:\w+\s)?(?:{relatives_en})\b"
         ),
-        re.compile(rf"(?:{sv.OTHER_PERSON_JA})(?:の|は|が|って)"),
+        re.compile(rf"(?:{relatives_ja})(?:の|は|が|って)"),
     )
 
 
-def about_someone_else(query: str, user_context: str | None = None) -> bool:
+def about_someone_else(query: str, user_context: str | None, reading: TextReading) -> bool:
     """Whether ``query`` asks about another person ("my sister", "Caroline"), not the user."""
-    english, japanese = _relatives()
+    english, japanese = _relatives(*reading.relatives())
     if english.search(query.lower()) or japanese.search(query):
         return True
     name = (user_context or "").lower()
@@ -204,6 +198,7 @@ def about_someone_else(query: str, user_context: str | None = None) -> bool:
 def current_first(
     items: Sequence[T],
     memory: Callable[[T], Memory],
+    reading: TextReading,
     *,
     window: int,
     by_words: bool = True,
@@ -219,7 +214,7 @@ def current_first(
     the new order and ``{older id: newer id}`` for the olders that are marked.
     """
     head = list(items[:window])
-    read = [(m, facts_of(m)) for m in (memory(item) for item in head)]
+    read = [(m, facts_of(m, reading)) for m in (memory(item) for item in head)]
     marks: dict[str, str] = {}
     newer_of: dict[str, set[str]] = {}  # id -> ids of its newer siblings
     for i, a in enumerate(read):

@@ -274,7 +274,7 @@ class Judging:
             [*await self.retriever.related(c, v, exclude), *(earlier[i] if earlier else ())]
             for i, (c, v) in enumerate(zip(contents, vectors, strict=True))
         ]
-        from aimem.judges.batch import JudgeItem  # on use: only a batching judge needs it
+        from aimem.judges.requests import JudgeItem  # on use: only a batching judge needs it
 
         items = [JudgeItem(c, r) for c, r in zip(contents, related, strict=True)]
         interpret_many = self.judge.interpret_many  # type: ignore[attr-defined]

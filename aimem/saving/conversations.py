@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 
 from aimem.exceptions import AimemError, JudgeError
 from aimem.judges.base import judge_source
-from aimem.judges.extract import MAX_SHOWN, Fact
+from aimem.judges.facts import MAX_SHOWN, Fact
 from aimem.models import Interpretation, Memory, RelatedMemory, SaveReport
 from aimem.saving.contents import Judging, judge_crash
 from aimem.saving.messages import Turn, batches

@@ -1,6 +1,6 @@
 """The storage seam: every unit of work of a store, written once over ``sql.py``.
 
-``Backend`` is what the facades call (``memory.py``, ``retrieval.py``): plain values in
+``Backend`` is what the facades call (``store.py``, ``retrieval/retriever.py``): plain values in
 (namespaces, ids, ``NewMemory``), ``aimem`` models out, typed errors only (httpx's
 transport is the model). Every method is synchronous and takes the namespace
 explicitly; no LLM call ever happens inside a transaction. Capacity, duplicates,
@@ -25,10 +25,7 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from aimem.capacity import CapacityPolicy
 from aimem.exceptions import AimemError, ConflictError, StorageError
 from aimem.models import HistoryEvent, Memory, Stats
-from aimem.storage import sql as q
-from aimem.storage import sql_capacity as cap
-from aimem.storage import sql_history, sql_transfer
-from aimem.storage import sql_vectors as vq
+from aimem.storage import sql, sql_capacity, sql_history, sql_transfer, sql_vectors
 from aimem.storage.schema import utcnow
 from aimem.storage.sql import NewMemory, SearchFilters, content_hash
 from aimem.storage.vector_cache import VectorCache
@@ -51,7 +48,7 @@ T = TypeVar("T")
 Order = Literal["priority", "recent"]
 
 _RETRIES = 5
-_m = q.MEMORIES.c
+_m = sql.MEMORIES.c
 
 
 class Backend:
@@ -169,7 +166,7 @@ class Backend:
         archived: Sequence[str] = (),
         protected: frozenset[str] = frozenset(),
         force: bool = False,
-        supersessions: Sequence[cap.Supersession] = (),
+        supersessions: Sequence[sql_capacity.Supersession] = (),
     ) -> tuple[list[Memory], list[Memory]]:
         """Every write's tail: supersessions, capacity (auto-prune or ``force``), reload.
 
@@ -177,26 +174,26 @@ class Backend:
         """
         capacity = policy.auto_prune or force
         gone = [*archived]
-        gone += cap.supersede_then_apply(
+        gone += sql_capacity.supersede_then_apply(
             conn, namespace, policy, supersessions, protected=protected, capacity=capacity
         )
         self._after_archive(conn, len(gone))
-        now = q.by_ids(conn, [*ids, *gone])
+        now = sql.by_ids(conn, [*ids, *gone])
         return [now[i] for i in ids], [now[i] for i in gone]
 
     # -- reads --------------------------------------------------------------------------
 
     def get(self, namespace: str, memory_id: str) -> Memory:
         """One memory, archived or not; NotFoundError outside the namespace."""
-        return self._reading(lambda conn: q.require(conn, namespace, memory_id))
+        return self._reading(lambda conn: sql.require(conn, namespace, memory_id))
 
     def ids_with_prefix(self, namespace: str, prefix: str, limit: int) -> list[str]:
         """Up to ``limit`` ids of the namespace (archived included) starting with ``prefix``."""
-        return self._reading(lambda conn: q.ids_with_prefix(conn, namespace, prefix, limit))
+        return self._reading(lambda conn: sql.ids_with_prefix(conn, namespace, prefix, limit))
 
     def all_ids(self, namespace: str) -> list[str]:
         """Every memory id of the namespace, archived included (for short display prefixes)."""
-        return self._reading(lambda conn: q.all_ids(conn, namespace))
+        return self._reading(lambda conn: sql.all_ids(conn, namespace))
 
     def list_memories(
         self,
@@ -208,8 +205,8 @@ class Backend:
         include_archived: bool = False,
     ) -> list[Memory]:
         """Memories in priority order (pending last) or newest first."""
-        query = q.list_query(namespace, min_score, limit, order, include_archived)
-        return self._reading(lambda conn: q.memories(conn, query))
+        query = sql.list_query(namespace, min_score, limit, order, include_archived)
+        return self._reading(lambda conn: sql.memories(conn, query))
 
     def keyword_search(
         self,
@@ -247,18 +244,20 @@ class Backend:
 
     def vector_models(self, namespace: str) -> dict[str, int]:
         """Active memories with a vector, per embedder name (what the stored vectors came from)."""
-        return self._reading(lambda conn: vq.vector_models(conn, namespace))
+        return self._reading(lambda conn: sql_vectors.vector_models(conn, namespace))
 
     def vector_dim(self, namespace: str, model: str) -> int | None:
         """Dimension of the namespace's stored vectors from ``model`` (None: none stored)."""
-        return self._reading(lambda conn: vq.vector_dim(conn, namespace, model))
+        return self._reading(lambda conn: sql_vectors.vector_dim(conn, namespace, model))
 
     def contents_to_embed(
         self, namespace: str, model: str, *, missing_only: bool = False
     ) -> list[tuple[str, int, str]]:
         """``(id, seq, content)`` of the memories to (re-)embed, archived ones too."""
         return self._reading(
-            lambda conn: vq.contents_to_embed(conn, namespace, model, missing_only=missing_only)
+            lambda conn: sql_vectors.contents_to_embed(
+                conn, namespace, model, missing_only=missing_only
+            )
         )
 
     def replace_vectors(
@@ -272,12 +271,12 @@ class Backend:
         """Write re-computed vectors in one transaction (``clear``: drop all others first)."""
         return self._writing(
             namespace,
-            lambda conn: vq.replace_vectors(conn, namespace, model, vectors, clear=clear),
+            lambda conn: sql_vectors.replace_vectors(conn, namespace, model, vectors, clear=clear),
         )
 
     def stats(self, namespace: str, policy: CapacityPolicy) -> Stats:
         """Counts and token totals of one namespace."""
-        values = self._reading(lambda conn: q.namespace_stats(conn, namespace))
+        values = self._reading(lambda conn: sql.namespace_stats(conn, namespace))
         return Stats(
             namespace=namespace,
             max_memories=policy.max_memories,
@@ -287,11 +286,11 @@ class Backend:
 
     def count_capped(self, namespace: str) -> int:
         """Active, unpinned, judged memories: the number the cap bounds."""
-        return self._reading(lambda conn: cap.count_capped(conn, namespace))
+        return self._reading(lambda conn: sql_capacity.count_capped(conn, namespace))
 
     def get_core(self, namespace: str) -> str:
         """The namespace's core text ('' until set)."""
-        return self._reading(lambda conn: q.get_core(conn, namespace))
+        return self._reading(lambda conn: sql.get_core(conn, namespace))
 
     # -- writes -------------------------------------------------------------------------
 
@@ -303,18 +302,18 @@ class Backend:
         """The memory a key answers (archived or not), reinforced; ConflictError on a misuse."""
 
         def look(conn: Connection) -> str | None:
-            bound = q.key_target(conn, namespace, key)
+            bound = sql.key_target(conn, namespace, key)
             if bound is None:
                 return None
-            return q.bind_key(conn, namespace, key, bound[0], digest)  # raises on a mismatch
+            return sql.bind_key(conn, namespace, key, bound[0], digest)  # raises on a mismatch
 
         memory_id = self._reading(look)
         if memory_id is None:
             return None
 
         def reinforce(conn: Connection) -> Memory:
-            q.reinforce(conn, namespace, [memory_id])
-            return q.require(conn, namespace, memory_id)
+            sql.reinforce(conn, namespace, [memory_id])
+            return sql.require(conn, namespace, memory_id)
 
         return self._writing(namespace, reinforce)
 
@@ -327,18 +326,18 @@ class Backend:
         ``reinforce`` nothing is written (a look before a judgement that may still fail).
         """
         # Most saves are new content: look first without taking the write lock.
-        seen = self._reading(lambda conn: q.active_duplicate(conn, namespace, digest))
+        seen = self._reading(lambda conn: sql.active_duplicate(conn, namespace, digest))
         if seen is None or not reinforce:
             return None if seen is None else self.get(namespace, seen)
 
         def bump(conn: Connection) -> Memory | None:
-            found = q.active_duplicate(conn, namespace, digest)
+            found = sql.active_duplicate(conn, namespace, digest)
             if found is None:  # archived or deleted in between
                 return None
             if key is not None:
-                found = q.bind_key(conn, namespace, key, found, digest)
-            q.reinforce(conn, namespace, [found])
-            return q.require(conn, namespace, found)
+                found = sql.bind_key(conn, namespace, key, found, digest)
+            sql.reinforce(conn, namespace, [found])
+            return sql.require(conn, namespace, found)
 
         return self._writing(namespace, bump)
 
@@ -367,30 +366,32 @@ class Backend:
         def work(conn: Connection) -> tuple[list[Memory], list[Memory]]:
             archived: list[str] = []
             if archive_others is not None:
-                archived += cap.archive_all_unpinned(conn, namespace, archive_others)
+                archived += sql_capacity.archive_all_unpinned(conn, namespace, archive_others)
             ids: list[str] = []
-            supersessions: list[cap.Supersession] = []
+            supersessions: list[sql_capacity.Supersession] = []
             digests = [content_hash(item.content) for item in items]  # looked up once, not per item
-            maybe = q.active_hashes(conn, namespace, digests) if len(items) > 1 else set(digests)
+            maybe = sql.active_hashes(conn, namespace, digests) if len(items) > 1 else set(digests)
             for item, digest in zip(items, digests, strict=True):
                 key = item.idempotency_key
-                bound = None if key is None else q.key_target(conn, namespace, key)
-                existing = q.active_duplicate(conn, namespace, digest) if digest in maybe else None
+                bound = None if key is None else sql.key_target(conn, namespace, key)
+                existing = (
+                    sql.active_duplicate(conn, namespace, digest) if digest in maybe else None
+                )
                 if bound is not None:
-                    memory_id = q.bind_key(conn, namespace, key or "", bound[0], digest)
-                    q.reinforce(conn, namespace, [memory_id])
+                    memory_id = sql.bind_key(conn, namespace, key or "", bound[0], digest)
+                    sql.reinforce(conn, namespace, [memory_id])
                 elif existing is not None:
-                    q.reinforce(conn, namespace, [existing])
+                    sql.reinforce(conn, namespace, [existing])
                     memory_id = existing
                 else:
-                    memory_id = q.insert_memory(conn, namespace, item, digest)
+                    memory_id = sql.insert_memory(conn, namespace, item, digest)
                     maybe.add(digest)
                     if item.supersedes_earlier:
                         earlier = tuple(ids[j] for j in item.supersedes_earlier)
                         item = replace(item, supersedes=(*item.supersedes, *earlier))
                     supersessions.append((memory_id, item, None))
                 if key is not None and bound is None:
-                    q.bind_key(conn, namespace, key, memory_id, digest)
+                    sql.bind_key(conn, namespace, key, memory_id, digest)
                 ids.append(memory_id)
             return self._settle(
                 conn, namespace, policy, ids, archived=archived, supersessions=supersessions
@@ -417,7 +418,7 @@ class Backend:
         """
 
         def work(conn: Connection) -> tuple[Memory, list[Memory]]:
-            current = q.require(conn, namespace, memory_id)
+            current = sql.require(conn, namespace, memory_id)
             check_version(current, expected_version)
             if event == "judge" and current.priority_score is not None:
                 return current, []  # judged meanwhile by another process: keep that
@@ -425,7 +426,7 @@ class Backend:
                 check_unique_content(conn, namespace, memory_id, item.content)
             if event == "update":  # the edit replaces it: keep what it said
                 sql_history.save_version(conn, current, utcnow())
-            q.replace_interpretation(
+            sql.replace_interpretation(
                 conn, namespace, memory_id, item, content_hash(item.content), event
             )
             # A pending memory judged late never retires newer news.
@@ -486,19 +487,19 @@ class Backend:
 
     def pending_ids(self, namespace: str, limit: int | None) -> list[str]:
         """Active memories saved while the judge was failing, oldest first."""
-        return self._reading(lambda conn: q.pending_ids(conn, namespace, limit))
+        return self._reading(lambda conn: sql.pending_ids(conn, namespace, limit))
 
     def set_pinned(self, namespace: str, memory_id: str, pinned: bool) -> Memory:
         """Pin or unpin (a no-op when already so); callers prune after an unpin."""
 
         def work(conn: Connection) -> Memory:
-            current = q.require(conn, namespace, memory_id)
+            current = sql.require(conn, namespace, memory_id)
             if current.pinned == pinned:
                 return current
-            version = q.set_fields(conn, namespace, memory_id, {"pinned": pinned})
+            version = sql.set_fields(conn, namespace, memory_id, {"pinned": pinned})
             event_ = "pin" if pinned else "unpin"
-            q.record(conn, namespace, [(memory_id, version)], event_, utcnow())
-            return q.require(conn, namespace, memory_id)
+            sql.record(conn, namespace, [(memory_id, version)], event_, utcnow())
+            return sql.require(conn, namespace, memory_id)
 
         return self._writing(namespace, work)
 
@@ -513,13 +514,15 @@ class Backend:
         """
 
         def work(conn: Connection) -> tuple[Memory, list[Memory]]:
-            current = q.require(conn, namespace, memory_id)
+            current = sql.require(conn, namespace, memory_id)
             if current.archived_at is None:
                 return current, []
             check_unique_content(conn, namespace, memory_id, current.content)
             fields = {"archived_at": None, "archive_reason": None, "superseded_by": None}
-            version = q.set_fields(conn, namespace, memory_id, {**fields, "restored_at": utcnow()})
-            q.record(conn, namespace, [(memory_id, version)], "restore", utcnow())
+            version = sql.set_fields(
+                conn, namespace, memory_id, {**fields, "restored_at": utcnow()}
+            )
+            sql.record(conn, namespace, [(memory_id, version)], "restore", utcnow())
             protected = frozenset({memory_id})
             [memory], archived = self._settle(
                 conn, namespace, policy, [memory_id], protected=protected
@@ -533,8 +536,8 @@ class Backend:
         if dry_run:
 
             def preview(conn: Connection) -> list[Memory]:
-                chosen = cap.plan_capacity(conn, namespace, policy)
-                found = q.by_ids(conn, [c.id for c, _ in chosen])
+                chosen = sql_capacity.plan_capacity(conn, namespace, policy)
+                found = sql.by_ids(conn, [c.id for c, _ in chosen])
                 now = utcnow()
                 return [
                     found[c.id].model_copy(update={"archived_at": now, "archive_reason": reason})
@@ -550,11 +553,11 @@ class Backend:
 
     def delete(self, namespace: str, memory_id: str) -> None:
         """Hard-delete one memory (history keeps the event, never the text)."""
-        self._writing(namespace, lambda conn: q.delete_memory(conn, namespace, memory_id))
+        self._writing(namespace, lambda conn: sql.delete_memory(conn, namespace, memory_id))
 
     def set_core(self, namespace: str, text: str) -> None:
         """Replace the namespace's core text."""
-        self._writing(namespace, lambda conn: q.set_core(conn, namespace, text))
+        self._writing(namespace, lambda conn: sql.set_core(conn, namespace, text))
 
     def reinforce(self, namespace: str, memory_ids: Sequence[str]) -> None:
         """Bump access counters of memories just returned to a caller, in one statement.
@@ -568,12 +571,12 @@ class Backend:
                 "aimem: read-only store, access counts of %d memories not bumped", len(memory_ids)
             )
             return
-        self._writing(namespace, lambda conn: q.reinforce(conn, namespace, memory_ids))
+        self._writing(namespace, lambda conn: sql.reinforce(conn, namespace, memory_ids))
 
 
 def check_unique_content(conn: Connection, namespace: str, memory_id: str, content: str) -> None:
     """Two active memories of a namespace never hold the same content."""
-    other = q.active_duplicate(conn, namespace, content_hash(content))
+    other = sql.active_duplicate(conn, namespace, content_hash(content))
     if other is not None and other != memory_id:
         raise ConflictError(
             f"Memory {other!r} already holds this exact content and is active: two active "

@@ -10,9 +10,12 @@ import (about 60 ms of a CLI command's start).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from types import NoneType
+from typing import Any, get_args
 
+from pydantic_core import PydanticUndefined
 from sqlalchemy import (
     Boolean,
     Column,
@@ -28,6 +31,8 @@ from sqlalchemy import (
     TypeDecorator,
 )
 from sqlalchemy.engine import Dialect
+
+from aimem.models import Memory
 
 __all__ = [
     "CORE",
@@ -111,6 +116,48 @@ def _judged() -> list[Column[Any]]:
     ]
 
 
+#: Where a memory's column is more than its field's type says: lengths, uniqueness, the
+#: defaults rows written before a field existed take. Every other column is derived.
+_MEMORY_COLUMNS: dict[str, Callable[[], Column[Any]]] = {
+    "id": lambda: _id("id", unique=True),
+    "namespace": _namespace,
+    "content": lambda: Column("content", Text(), nullable=False),
+    "interpreted_content": lambda: Column("interpreted_content", Text(), nullable=False),
+    # Words that help find the memory (a slot's synonyms), indexed but never shown.
+    "recall_terms": lambda: Column("recall_terms", Text(), nullable=False, server_default=""),
+    "rationale": lambda: _text("rationale", default=""),
+    "access_count": lambda: _count("access_count"),
+    "pinned": lambda: Column("pinned", Boolean(), nullable=False, default=False),
+    "version": lambda: _count("version", default=1),
+    # The memory that made this one out of date (archive_reason "superseded").
+    "superseded_by": lambda: _id("superseded_by", nullable=True),
+    # A newer memory that states another value for the same thing: search ranks it first.
+    "contested_by": lambda: _id("contested_by", nullable=True),
+}
+_SQL_TYPES: dict[type, Callable[[], Any]] = {
+    str: String,
+    int: Integer,
+    float: Float,
+    bool: Boolean,
+    datetime: UTCDateTime,
+}
+
+
+def _memory_columns() -> list[Column[Any]]:
+    """One column per field of ``aimem.Memory``, in its order: the model is the definition."""
+    columns = []
+    for name, info in Memory.model_fields.items():
+        special = _MEMORY_COLUMNS.get(name)
+        if special is not None:
+            columns.append(special())
+            continue
+        kinds = [t for t in get_args(info.annotation) or (info.annotation,) if t is not NoneType]
+        default = None if info.default is PydanticUndefined else info.default
+        nullable = len(kinds) < len(get_args(info.annotation) or (info.annotation,))
+        columns.append(Column(name, _SQL_TYPES[kinds[0]](), nullable=nullable, default=default))
+    return columns
+
+
 METADATA = MetaData()
 
 #: One memory. ``seq`` is a stable integer rowid for the keyword index.
@@ -118,39 +165,12 @@ MEMORIES = Table(
     "memories",
     METADATA,
     Column("seq", Integer(), primary_key=True),
-    _id("id", unique=True),
-    _namespace(),
-    Column("content", Text(), nullable=False),
+    *_memory_columns(),
+    # The storage layer's own: the content's hash (exact duplicates) and its keyword terms
+    # (content, interpretation and recall terms, ``keywords.memory_terms``), unprefixed; the
+    # index triggers prefix each with the namespace.
     Column("content_hash", String(64), nullable=False),
-    # Keyword terms of content, interpretation and recall terms (``keywords.memory_terms``),
-    # unprefixed; the index triggers prefix each with the namespace.
     Column("terms", Text(), nullable=False, server_default=""),
-    # Words that help find the memory (a slot's synonyms), indexed but never shown.
-    Column("recall_terms", Text(), nullable=False, server_default=""),
-    Column("interpreted_content", Text(), nullable=False),
-    *_judged(),
-    _text("user_context", nullable=True),
-    _text("score_source"),
-    _text("model", nullable=True),
-    _text("prompt_version", nullable=True),
-    _count("prompt_tokens"),
-    _count("completion_tokens"),
-    Column("judge_latency_ms", Float(), nullable=False, default=0.0),
-    _count("judge_retries"),
-    _when("created_at"),
-    _when("updated_at"),
-    _when("last_accessed_at"),
-    _count("access_count"),
-    Column("pinned", Boolean(), nullable=False, default=False),
-    _count("version", default=1),
-    _when("archived_at", nullable=True),
-    _text("archive_reason", nullable=True),
-    # The memory that made this one out of date (archive_reason "superseded").
-    _id("superseded_by", nullable=True),
-    # When the user last restored it: later saves retire it only by naming that very fact.
-    _when("restored_at", nullable=True),
-    # A newer memory that states another value for the same thing: search ranks it first.
-    _id("contested_by", nullable=True),
     # Capacity check and priority listing: active (archived_at NULL), unpinned rows of a
     # namespace in forgetting order, answered from the index without touching every row.
     Index(

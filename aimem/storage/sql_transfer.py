@@ -11,8 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select
 
-from aimem.storage import sql as q
-from aimem.storage import sql_vectors as vq
+from aimem.storage import sql, sql_vectors
 from aimem.storage.schema import SCHEMA_VERSION, utcnow
 from aimem.storage.sql_history import VERSION_FIELDS
 from aimem.text.keywords import memory_terms
@@ -23,19 +22,19 @@ __all__ = ["conflicts", "export_data", "write_import"]
 
 def export_data(conn: Connection, namespace: str, *, include_history: bool) -> ExportData:
     """Everything ``transfer.export_lines`` writes for a namespace, from one snapshot."""
-    memories = q.memories(
-        conn, q.select_memories().where(q.m.namespace == namespace).order_by(q.m.seq)
+    memories = sql.memories(
+        conn, sql.select_memories().where(sql.m.namespace == namespace).order_by(sql.m.seq)
     )
     vectors = {
         memory_id: (model, dim, bytes(blob))
         for memory_id, model, dim, blob in conn.execute(
-            select(q.m.id, q.VECTORS.c.model, q.VECTORS.c.dim, q.VECTORS.c.vector)
-            .join(q.MEMORIES, q.VECTORS.c.seq == q.m.seq)
-            .where(q.m.namespace == namespace)
+            select(sql.m.id, sql.VECTORS.c.model, sql.VECTORS.c.dim, sql.VECTORS.c.vector)
+            .join(sql.MEMORIES, sql.VECTORS.c.seq == sql.m.seq)
+            .where(sql.m.namespace == namespace)
         )
     }
     keys: dict[str, list[Any]] = {}
-    k = q.KEYS.c
+    k = sql.KEYS.c
     for memory_id, key, digest, at in conn.execute(
         select(k.memory_id, k.key, k.content_hash, k.created_at)
         .where(k.namespace == namespace)
@@ -43,15 +42,15 @@ def export_data(conn: Connection, namespace: str, *, include_history: bool) -> E
     ):
         keys.setdefault(memory_id, []).append((key, digest, at))
     versions: dict[str, list[Any]] = {}
-    v = q.VERSIONS.c
+    v = sql.VERSIONS.c
     for row in conn.execute(
-        select(q.VERSIONS).where(v.namespace == namespace).order_by(v.memory_id, v.version, v.id)
+        select(sql.VERSIONS).where(v.namespace == namespace).order_by(v.memory_id, v.version, v.id)
     ).mappings():
         versions.setdefault(row["memory_id"], []).append(
             {"version": row["version"], **{k: row[k] for k in VERSION_FIELDS}}
             | {"replaced_at": row["replaced_at"]}
         )
-    h = q.HISTORY.c
+    h = sql.HISTORY.c
     history = (
         [
             (memory_id, event, int(version), at, detail)
@@ -65,7 +64,7 @@ def export_data(conn: Connection, namespace: str, *, include_history: bool) -> E
         else []
     )
     core = conn.execute(
-        select(q.CORE.c.text, q.CORE.c.updated_at).where(q.CORE.c.namespace == namespace)
+        select(sql.CORE.c.text, sql.CORE.c.updated_at).where(sql.CORE.c.namespace == namespace)
     ).first()
     return ExportData(
         namespace=namespace,
@@ -95,22 +94,22 @@ def conflicts(
     problems: list[str] = []
     ids = [m.id for m in parsed.memories]
     for start in range(0, len(ids), 500):
-        taken = conn.execute(select(q.m.id).where(q.m.id.in_(ids[start : start + 500])))
+        taken = conn.execute(select(sql.m.id).where(sql.m.id.in_(ids[start : start + 500])))
         problems += [f"memory {i} already exists in this database" for (i,) in taken]
     keys = [k.key for m in parsed.memories for k in m.idempotency_keys]
     for start in range(0, len(keys), 500):
         taken = conn.execute(
-            select(q.KEYS.c.key).where(
-                q.KEYS.c.namespace == namespace, q.KEYS.c.key.in_(keys[start : start + 500])
+            select(sql.KEYS.c.key).where(
+                sql.KEYS.c.namespace == namespace, sql.KEYS.c.key.in_(keys[start : start + 500])
             )
         )
         problems += [f"idempotency key {k!r} is already used here" for (k,) in taken]
-    incoming = {q.content_hash(m.content): m.id for m in parsed.memories if m.archived_at is None}
-    for digest in q.active_hashes(conn, namespace, list(incoming)):
+    incoming = {sql.content_hash(m.content): m.id for m in parsed.memories if m.archived_at is None}
+    for digest in sql.active_hashes(conn, namespace, list(incoming)):
         problems.append(f"memory {incoming[digest]}: an active memory with the same content exists")
     dims = {m.vector.model: m.vector.dim for m in parsed.memories if m.vector is not None}
     for model, dim in dims.items():
-        stored = vq.vector_dim(conn, namespace, model)
+        stored = sql_vectors.vector_dim(conn, namespace, model)
         configured = embedder[1] if embedder is not None and embedder[0] == model else None
         for expected in (stored, configured):
             if expected is not None and expected != dim:
@@ -120,7 +119,7 @@ def conflicts(
                     "re-embed one side (aimem reembed) first"
                 )
                 break
-    current_core = q.get_core(conn, namespace)
+    current_core = sql.get_core(conn, namespace)
     if parsed.core is not None and current_core and current_core != parsed.core.text:
         problems.append("this namespace already has a different core text; clear it first")
     return problems
@@ -137,22 +136,22 @@ def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list
     """
     assert parsed.core is not None and not parsed.errors
     if parsed.core.text or parsed.core.updated_at is not None:
-        q.set_core(conn, namespace, parsed.core.text)
+        sql.set_core(conn, namespace, parsed.core.text)
         if parsed.core.updated_at is not None:
             conn.execute(
-                q.CORE.update()
-                .where(q.CORE.c.namespace == namespace)
+                sql.CORE.update()
+                .where(sql.CORE.c.namespace == namespace)
                 .values(updated_at=parsed.core.updated_at)
             )
     ids: list[str] = []
     for m in parsed.memories:
         row = m.model_dump(exclude={"kind", "vector", "idempotency_keys", "previous_versions"})
         seq = conn.execute(
-            insert(q.MEMORIES).returning(q.m.seq),
+            insert(sql.MEMORIES).returning(sql.m.seq),
             {
                 **row,
                 "namespace": namespace,
-                "content_hash": q.content_hash(m.content),
+                "content_hash": sql.content_hash(m.content),
                 "terms": memory_terms(
                     m.content, m.interpreted_content, m.recall_terms, m.user_context
                 ),
@@ -160,7 +159,7 @@ def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list
         ).scalar_one()
         if m.vector is not None:
             conn.execute(
-                insert(q.VECTORS),
+                insert(sql.VECTORS),
                 {
                     "seq": seq,
                     "model": m.vector.model,
@@ -170,7 +169,7 @@ def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list
             )
         if m.previous_versions:
             conn.execute(
-                insert(q.VERSIONS),
+                insert(sql.VERSIONS),
                 [
                     {**v.model_dump(), "memory_id": m.id, "namespace": namespace}
                     for v in m.previous_versions
@@ -178,7 +177,7 @@ def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list
             )
         for key in m.idempotency_keys:
             conn.execute(
-                insert(q.KEYS),
+                insert(sql.KEYS),
                 {
                     "namespace": namespace,
                     "key": key.key,
@@ -199,5 +198,5 @@ def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list
             for m in parsed.memories
         ]
     if events:
-        conn.execute(insert(q.HISTORY), list(events))
+        conn.execute(insert(sql.HISTORY), list(events))
     return ids

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 
 from aimem.models import Memory
-from aimem.storage import sql as q
-from aimem.storage import sql_vectors as vq
+from aimem.storage import sql, sql_vectors
 from aimem.storage.sql import SearchFilters
 from aimem.vectors import Vector, VectorIndex, unpack
 
@@ -76,7 +75,7 @@ class VectorCache:
         """
         if filters.include_archived:
             index = VectorIndex(len(vector))
-            for memory_id, blob in vq.namespace_vectors(conn, namespace, model):
+            for memory_id, blob in sql_vectors.namespace_vectors(conn, namespace, model):
                 index.upsert(memory_id, unpack(blob))
         else:
             index = self.index(conn, namespace, model, len(vector))
@@ -84,7 +83,7 @@ class VectorCache:
         k = limit if plain else max(limit * 4, 50)
         while True:
             ranked = index.search(vector, k)
-            found = q.by_ids(conn, [memory_id for memory_id, _ in ranked])
+            found = sql.by_ids(conn, [memory_id for memory_id, _ in ranked])
             hits = [(found[i], c) for i, c in ranked if i in found and filters.admits(found[i])]
             if len(hits) >= limit or len(ranked) < k:
                 return hits[:limit]
@@ -103,19 +102,21 @@ class VectorCache:
 
     def _build(self, conn: Connection, namespace: str, model: str, dim: int) -> _Entry:
         # Same snapshot as the vectors read next.
-        cursor = vq.last_event(conn, namespace if self._scoped_cursor else None)
+        cursor = sql_vectors.last_event(conn, namespace if self._scoped_cursor else None)
         seen: set[int] = set()
         if self._scoped_cursor:
-            seen = {i for i, _, _ in vq.events_since(conn, namespace, max(0, cursor - OVERLAP))}
+            seen = {
+                i for i, _, _ in sql_vectors.events_since(conn, namespace, max(0, cursor - OVERLAP))
+            }
         index = VectorIndex(dim)
-        index.reserve(vq.count_active_vectors(conn, namespace, model))
-        for memory_id, blob in vq.active_vectors(conn, namespace, model):
+        index.reserve(sql_vectors.count_active_vectors(conn, namespace, model))
+        for memory_id, blob in sql_vectors.active_vectors(conn, namespace, model):
             index.upsert(memory_id, unpack(blob))
         return _Entry(index, cursor, seen)
 
     def _catch_up(self, conn: Connection, entry: _Entry, namespace: str, model: str) -> None:
         behind = OVERLAP if self._scoped_cursor else 0
-        events = vq.events_since(conn, namespace, max(0, entry.cursor - behind))
+        events = sql_vectors.events_since(conn, namespace, max(0, entry.cursor - behind))
         events = [e for e in events if e[0] not in entry.seen]
         if not events:
             return
@@ -124,7 +125,7 @@ class VectorCache:
         touched = list(dict.fromkeys(i for _, i, event in events if event in _MOVES))
         for memory_id in touched:
             entry.index.remove(memory_id)
-        for memory_id, blob in vq.active_vectors(conn, namespace, model, touched):
+        for memory_id, blob in sql_vectors.active_vectors(conn, namespace, model, touched):
             entry.index.upsert(memory_id, unpack(blob))
         entry.cursor = max(entry.cursor, events[-1][0])
         if self._scoped_cursor:

@@ -4,7 +4,7 @@ A file that passes the checksum was sealed by someone, not necessarily by aimem:
 line must also be something a save could have produced. The field rules are the
 store's own (``validation.py``), so whatever a save accepts passes here, and each
 problem names its line. Checks against the database (clashing ids, keys, duplicates,
-vector dimensions) are ``transfer.conflicts``.
+vector dimensions) are the storage layer's (``storage/sql_transfer.py``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from aimem.validation import (
 )
 
 if TYPE_CHECKING:
-    from aimem.transfer.export_file import HistoryLine, MemoryLine, ParsedExport
+    from aimem.transfer.lines import HistoryLine, MemoryLine, ParsedExport
 
 __all__ = ["MAX_DIM", "UNIT_TOLERANCE", "check_history", "check_memory", "check_whole"]
 

@@ -9,7 +9,7 @@ store -> export gives the same bytes.
 
 Pure: the storage layer reads what to export (``ExportData``) and writes what was
 imported (``storage/sql_transfer.py``). Import is two steps: ``parse_export`` reads and
-validates the whole file (checksum, schema, every invariant, ``export_checks.py``)
+validates the whole file (checksum, schema, every invariant, ``checks.py``)
 without touching a database; the store then checks it against the database and writes
 it in one transaction. A tampered or truncated file never reaches the second step.
 """
@@ -22,16 +22,25 @@ import json
 import os
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from aimem.models import Memory
 from aimem.transfer.checks import check_history, check_memory, check_whole
+from aimem.transfer.lines import (
+    CoreLine,
+    Header,
+    HistoryLine,
+    MemoryLine,
+    ParsedExport,
+    Trailer,
+    VersionLine,
+)
 from aimem.validation import parse_json
 
 __all__ = [
@@ -49,162 +58,6 @@ __all__ = [
 
 FORMAT = "aimem-export"
 FORMAT_VERSION = 1
-_MAX_ERRORS = 20
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class Counts(_Strict):
-    """How many lines of each kind the file holds (checked on import)."""
-
-    memories: int = Field(ge=0)
-    history: int = Field(ge=0)
-
-
-class Header(_Strict):
-    """First line: what the file is and what it holds."""
-
-    kind: Literal["header"]
-    format: Literal["aimem-export"]
-    format_version: int
-    namespace: str
-    schema_version: int
-    history: bool
-    counts: Counts
-
-
-class CoreLine(_Strict):
-    """The namespace's core text."""
-
-    kind: Literal["core"]
-    text: str
-    updated_at: datetime | None
-
-
-class VectorData(_Strict):
-    """A memory's embedding: float32 little-endian, base64, unit length."""
-
-    model: str
-    dim: int
-    data: str
-
-
-class KeyLine(_Strict):
-    """An idempotency key that answers with this memory."""
-
-    key: str
-    content_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
-    created_at: datetime
-
-
-class VersionLine(_Strict):
-    """A memory as it was before an update replaced it (``store.history`` shows it)."""
-
-    version: int
-    content: str
-    interpreted_content: str
-    emotional_impact: float | None
-    user_relevance: float | None
-    novelty: float | None
-    utility: float | None
-    priority_score: float | None
-    rationale: str
-    score_source: str
-    model: str | None
-    prompt_version: str | None
-    replaced_at: datetime
-
-
-class MemoryLine(_Strict):
-    """One memory, every field of ``aimem.Memory`` plus its vector and keys.
-
-    Types only: the bounds are the store's own (``export_checks.check_memory``).
-    """
-
-    kind: Literal["memory"]
-    id: str
-    namespace: str
-    content: str
-    interpreted_content: str
-    emotional_impact: float | None
-    user_relevance: float | None
-    novelty: float | None
-    utility: float | None
-    priority_score: float | None
-    rationale: str
-    user_context: str | None
-    score_source: str
-    model: str | None
-    prompt_version: str | None
-    created_at: datetime
-    updated_at: datetime
-    last_accessed_at: datetime
-    access_count: int
-    pinned: bool
-    version: int
-    archived_at: datetime | None
-    archive_reason: str | None
-    prompt_tokens: int
-    completion_tokens: int
-    judge_latency_ms: float
-    judge_retries: int
-    vector: VectorData | None
-    idempotency_keys: list[KeyLine]
-    superseded_by: str | None = None
-    restored_at: datetime | None = None
-    previous_versions: list[VersionLine] = []
-    contested_by: str | None = None
-    recall_terms: str = ""
-
-
-class HistoryLine(_Strict):
-    """One event of the append-only history (never a memory's text)."""
-
-    kind: Literal["history"]
-    memory_id: str
-    event: str
-    version: int
-    at: datetime
-    detail: str
-
-
-class Trailer(_Strict):
-    """Last line: how many lines precede it and their SHA-256."""
-
-    kind: Literal["trailer"]
-    lines: int
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-
-
-@dataclass
-class ParsedExport:
-    """A whole export file, validated; ``errors`` empty means it may be written."""
-
-    header: Header | None = None
-    core: CoreLine | None = None
-    memories: list[MemoryLine] = field(default_factory=list)
-    history: list[HistoryLine] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    #: Every problem found, ``errors`` being the first ``_MAX_ERRORS`` of them.
-    error_count: int = 0
-    #: The file's line number of each memory (same order as ``memories``).
-    memory_lines: list[int] = field(default_factory=list)
-
-    @property
-    def header_history(self) -> bool:
-        """Whether the file carries the history log."""
-        return self.header is not None and self.header.history
-
-    def fail(self, message: str) -> None:
-        """Record a problem (the first few are kept; every one is counted)."""
-        self.fail_all([message])
-
-    def fail_all(self, messages: list[str]) -> None:
-        """Record problems: ``errors`` keeps the first ``_MAX_ERRORS``, ``error_count`` all."""
-        self.error_count += len(messages)
-        self.errors.extend(messages[: max(0, _MAX_ERRORS - len(self.errors))])
 
 
 def _dump(obj: dict[str, Any]) -> str:

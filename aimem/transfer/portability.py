@@ -21,6 +21,7 @@ from aimem.exceptions import ValidationError
 from aimem.models import ExportReport, ImportReport, Memory
 from aimem.reembedding import reembed_namespace
 from aimem.transfer import export_file
+from aimem.transfer.lines import Header, Trailer
 
 if TYPE_CHECKING:
     from aimem.retrieval.retriever import Retriever
@@ -61,8 +62,8 @@ class Portability:
             self._db.export_lines, self._namespace, include_history=bool(include_history)
         )
         await self._db_call(export_file.write_new_file, target, "".join(lines).encode("utf-8"))
-        trailer = export_file.Trailer.model_validate_json(lines[-1])
-        counts = export_file.Header.model_validate_json(lines[0]).counts
+        trailer = Trailer.model_validate_json(lines[-1])
+        counts = Header.model_validate_json(lines[0]).counts
         return ExportReport(
             path=str(target),
             memories=counts.memories,

@@ -26,8 +26,7 @@ import unicodedata
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from aimem.judges.heuristic import changes as ch
-from aimem.judges.heuristic import slots as sv
+from aimem.judges.heuristic import changes, slots
 from aimem.judges.heuristic.cues import CJK_RUN
 from aimem.judges.heuristic.statement import READ_CHARS, Reading, Slot, read
 
@@ -104,10 +103,10 @@ class Clause:
         r = self.reading
         if any(s.kind not in ("plan", "preference", "health") for s in r.slots):
             return True
-        if ch.END_ACT.search(self.low) or ch.NO_LONGER.search(self.low):
+        if changes.END_ACT.search(self.low) or changes.NO_LONGER.search(self.low):
             return bool(r.tokens)  # "I've stopped running": a state, even in few words
         values = [t for t in r.entities if not t.startswith("#")]
-        specific = [t for t in r.tokens if t not in sv.WEAK and t not in sv.TIME_STEMS]
+        specific = [t for t in r.tokens if t not in slots.WEAK and t not in slots.TIME_STEMS]
         return bool(values) or bool(re.search(r"\d", self.low)) or len(specific) >= 2
 
 
@@ -122,17 +121,19 @@ def clauses(text: str) -> tuple[Clause, ...]:
 @lru_cache(maxsize=4096)
 def _clauses(text: str) -> tuple[Clause, ...]:
     text = unicodedata.normalize("NFKC", text[:READ_CHARS])
-    text = " ".join(sv.CONTROL.sub(" ", _original(text)).split())
+    text = " ".join(slots.CONTROL.sub(" ", _original(text)).split())
     if not text:
         return ()
     unreal = _reported(text)
     out: list[Clause] = []
     for sentence in _sentences(text):
-        sentence = ch.LEAD_IN.sub("", sentence.strip())
+        sentence = changes.LEAD_IN.sub("", sentence.strip())
         if not sentence:
             continue
         asked_sentence = sentence.endswith(("?", "？"))
-        pieces = [q.strip(" ,、") for p in ch.CLAUSE_BREAK.split(sentence) for q in _and_split(p)]
+        pieces = [
+            q.strip(" ,、") for p in changes.CLAUSE_BREAK.split(sentence) for q in _and_split(p)
+        ]
         pieces = [p for p in pieces if p and re.search(r"\w", p)]
         subject: str | None = None
         previous = ""
@@ -148,7 +149,7 @@ def _clauses(text: str) -> tuple[Clause, ...]:
                 reading = replace(reading, subject=subject)
             if reading.subject != "user" or _OWN_SUBJECT.match(body.lower()):
                 subject = reading.subject
-            out.append(Clause(body, body.lower(), mood, reading, bool(ch.EPISODE.search(low))))
+            out.append(Clause(body, body.lower(), mood, reading, bool(changes.EPISODE.search(low))))
             if len(out) > MAX_CLAUSES:
                 return tuple(out)
     return _carried(tuple(out))
@@ -182,7 +183,7 @@ def _and_split(piece: str) -> list[str]:
 def _sentences(text: str) -> list[str]:
     """``text`` split at sentence ends, keeping "St. Mary's" and "Dr. Lee" whole."""
     out: list[str] = []
-    for piece in ch.SENTENCE_BREAK.split(text):
+    for piece in changes.SENTENCE_BREAK.split(text):
         if out and _ABBREVIATION.search(out[-1]):
             out[-1] = f"{out[-1]} {piece}"
         else:
@@ -203,18 +204,18 @@ def stated_facts(text: str) -> str:
 
 def _original(text: str) -> str:
     """The user's own words inside one of our restatements, else ``text``."""
-    m = sv.ORIGINAL.search(text)
+    m = slots.ORIGINAL.search(text)
     if m:
         return m.group("en") if m.group("en") is not None else m.group("ja") or ""
     if text.lower().startswith("user:"):
-        return sv.RESTATED.sub("", text.strip(), count=1)
+        return slots.RESTATED.sub("", text.strip(), count=1)
     return text
 
 
 def _reported(text: str) -> bool:
     """A story, game, translation or quote: someone's words, not the user's fact."""
     low = text.lower()
-    if ch.UNREAL.search(low):
+    if changes.UNREAL.search(low):
         return True
     for m in _QUOTED_SPAN.finditer(text):
         quoted = next(g for g in m.groups() if g)
@@ -239,38 +240,38 @@ def _mood(piece: str, low: str, unreal: bool, last_of_question: bool) -> tuple[s
     """How the clause is said, and its text without a lead-in ("since", "now that")."""
     if unreal:
         return "unreal", piece
-    lead = ch.STATED_LEAD.match(low)
+    lead = changes.STATED_LEAD.match(low)
     if lead:
         body = piece[lead.end() :]
         if "now that" in lead.group():
             body = f"now {body}"  # "now that I live in Leeds": a change, stated
         return _settled(body.lower()), body
-    supposed = ch.SUPPOSED_LEAD.match(low)
+    supposed = changes.SUPPOSED_LEAD.match(low)
     if supposed:
-        if low.startswith("when") and _PAST_VERB.search(low) and not ch.UNSETTLED.search(low):
-            if ch.HISTORIC.search(low):
+        if low.startswith("when") and _PAST_VERB.search(low) and not changes.UNSETTLED.search(low):
+            if changes.HISTORIC.search(low):
                 return "historic", piece  # "when I was a kid I lived in Tokyo": the past
             return "stated", piece[supposed.end() :].strip()
         return "unsettled", piece
     ja = bool(CJK_RUN.search(low))
-    if ch.NEEDING.match(low):
+    if changes.NEEDING.match(low):
         return "asked", piece
-    if ja and ch.ASKING_JA.search(piece):
+    if ja and changes.ASKING_JA.search(piece):
         return "asked", piece
-    if not ja and (ch.ASKING.match(low) or (last_of_question and low.endswith("?"))):
+    if not ja and (changes.ASKING.match(low) or (last_of_question and low.endswith("?"))):
         return "asked", piece
     return _settled(low), piece
 
 
 def _settled(low: str) -> str:
     """A clause's mood once it is not a question: unsettled, planned, historic or stated."""
-    if ch.DECIDED.search(low) and not ch.UNSETTLED.search(low):
+    if changes.DECIDED.search(low) and not changes.UNSETTLED.search(low):
         return "stated"
-    if ch.UNSETTLED.search(low) or sv.HYPOTHETICAL.search(low):
-        return "planned" if ch.PLANNED.search(low) else "unsettled"
-    if ch.PLANNED.search(low) or sv.FUTURE.search(low):
+    if changes.UNSETTLED.search(low) or slots.HYPOTHETICAL.search(low):
+        return "planned" if changes.PLANNED.search(low) else "unsettled"
+    if changes.PLANNED.search(low) or slots.FUTURE.search(low):
         return "planned"
-    if ch.HISTORIC.search(low) or _PAST_STATE.search(low):
+    if changes.HISTORIC.search(low) or _PAST_STATE.search(low):
         return "historic"
     return "stated"
 

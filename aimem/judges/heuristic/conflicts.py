@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from aimem.judges.heuristic import changes as ch
+from aimem.judges.heuristic import changes
 from aimem.judges.heuristic.clauses import Clause, clauses
 from aimem.judges.heuristic.ends import shared_tokens
 from aimem.judges.heuristic.statement import Reading
@@ -64,7 +64,7 @@ def _contests(n: Clause, o: Clause) -> bool:
     """Whether stated clause ``n`` may replace what clause ``o`` holds (module docstring)."""
     if n.subject != o.subject or n.subject == "other:beneficiary":
         return False
-    if ch.ADDED.search(n.low):
+    if changes.ADDED.search(n.low):
         return False
     rn, ro = n.reading, o.reading
     if _slot_differs(rn, ro):

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 
-from aimem.judges.heuristic import changes as ch
-from aimem.judges.heuristic import slots as sv
+from aimem.judges.heuristic import changes, slots
 from aimem.judges.heuristic.clauses import Clause
 from aimem.judges.heuristic.frames import negated_only
 from aimem.judges.heuristic.slot_changes import first, held, other_name
@@ -33,7 +32,7 @@ __all__ = [
 def about_user(o: Clause) -> bool:
     """Whether the clause is the user's own fact, said as such ("I", "my", "User's")."""
     return o.subject == "user" and bool(
-        sv.USER_MENTION.search(o.low) or o.ja or o.low.startswith(("user", "the user"))
+        slots.USER_MENTION.search(o.low) or o.ja or o.low.startswith(("user", "the user"))
     )
 
 
@@ -42,7 +41,7 @@ _SUBJECT_WORDS = frozenset({"user", "ユーザー", "ユーザ", "私", "僕", "
 
 
 #: Single kanji that are times or verb stems ("冬", "寝"), not things: never shared alone.
-_WEAK_KANJI = sv.GENERIC_JA | frozenset(
+_WEAK_KANJI = slots.GENERIC_JA | frozenset(
     "冬夏春秋朝夜昼晩寝食飲行来見聞読書買売住働起着使作乗持入出言思会休止"
 )
 
@@ -52,12 +51,12 @@ def specific(tokens: frozenset[str]) -> frozenset[str]:
     return frozenset(
         t
         for t in tokens
-        if t not in sv.TIME_STEMS
-        and t not in sv.WEAK
+        if t not in slots.TIME_STEMS
+        and t not in slots.WEAK
         and not t.isdigit()
         and t not in ("#sleep", "#move", "#job")
         and t not in _SUBJECT_WORDS
-        and (len(t) > 1 or (sv.KANJI.fullmatch(t) is not None and t not in _WEAK_KANJI))
+        and (len(t) > 1 or (slots.KANJI.fullmatch(t) is not None and t not in _WEAK_KANJI))
     )
 
 
@@ -72,7 +71,7 @@ def shared_tokens(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
         for t in a
         if len(t) >= 5
         and t.isalpha()
-        and t[:5] not in sv.WEAK_PREFIXES
+        and t[:5] not in slots.WEAK_PREFIXES
         and any(u.startswith(t) or t.startswith(u) or u[:6] == t[:6] for u in long_b)
     )
     return specific((a & b) | near)
@@ -80,7 +79,7 @@ def shared_tokens(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
 
 def ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """An end, denial or correction of the very thing the old clause holds."""
-    if ch.INSTRUCTION.search(n.low) or ch.TEMPORARY.search(n.low) or not held(o):
+    if changes.INSTRUCTION.search(n.low) or changes.TEMPORARY.search(n.low) or not held(o):
         return None
     if not about_user(o) and not n.subject.startswith("other:"):
         return None
@@ -112,7 +111,7 @@ def ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
     return f"no longer: {', '.join(sorted(shared)[:2]).lstrip('#')}", True
 
 
-_PREDICATES = content_tokens(ch.PREDICATE_WORDS)
+_PREDICATES = content_tokens(changes.PREDICATE_WORDS)
 
 
 def names_held_value(new: str, old: str) -> bool:
@@ -144,7 +143,7 @@ def _other_kind(stem: str, new: str, old: str) -> bool:
             for det, before, w in zip(words, words[1:], words[2:], strict=False)
             if stem in content_tokens(w)
             and det in _DETERMINERS
-            and before not in ch.FUNCTION
+            and before not in changes.FUNCTION
             and before not in _WHICH_ONE
             and not before.endswith("'s")
         }
@@ -176,9 +175,9 @@ def _modifier_only(stem: str, text: str) -> bool:
         if before.lower() in _SUBJECT_PRONOUNS:
             return False  # "I teach maths": a verb and its object
         after = after.lower()
-        if w[:1].isupper() or not after.isalpha() or after in ch.FUNCTION:
+        if w[:1].isupper() or not after.isalpha() or after in changes.FUNCTION:
             return False
-        if after.endswith(("ed", "ing", "ly")) or after in sv.TIME_WORDS or after in _WHEN_WORDS:
+        if after.endswith(("ed", "ing", "ly")) or after in slots.TIME_WORDS or after in _WHEN_WORDS:
             return False
         if after in _COUNT_WORDS:
             return False  # "quit smoking three months ago"
@@ -222,10 +221,10 @@ def held_alike(n: Clause, o: Clause) -> bool:
     "I sold my Golf" ends "I drive a VW Golf", not "I play golf on Sundays"; "I've given
     up golf" ends the game, not the car.
     """
-    owning, doing = bool(ch.OWNING.search(o.low)), bool(ch.DOING.search(o.low))
-    if ch.ENDS_OWNING.search(n.low) and doing and not owning:
+    owning, doing = bool(changes.OWNING.search(o.low)), bool(changes.DOING.search(o.low))
+    if changes.ENDS_OWNING.search(n.low) and doing and not owning:
         return False
-    return not (ch.ENDS_DOING.search(n.low) and not doing and re.search(r"\bdriv", o.low))
+    return not (changes.ENDS_DOING.search(n.low) and not doing and re.search(r"\bdriv", o.low))
 
 
 #: An end marker's words: "sold the Corolla last week" -> the Corolla.
@@ -237,7 +236,7 @@ _ARG_STOP = re.compile(
 
 def ends_previous(n: Clause) -> bool:
     """Whether the clause ends an earlier one of a thing ("my old car", "前の職場")."""
-    return bool(ch.PREVIOUS.search(n.low))
+    return bool(changes.PREVIOUS.search(n.low))
 
 
 def ended_thing(n: Clause) -> frozenset[str] | None:
@@ -250,7 +249,11 @@ def ended_thing(n: Clause) -> frozenset[str] | None:
     if ends_previous(n):
         return None
     if n.ja:
-        m = ch.END_ACT.search(low) or ch.END_EVENT.search(low) or ch.NO_LONGER.search(low)
+        m = (
+            changes.END_ACT.search(low)
+            or changes.END_EVENT.search(low)
+            or changes.NO_LONGER.search(low)
+        )
         if not m:
             return None
         window = low[max(0, m.start() - 14) : m.start()]
@@ -258,12 +261,12 @@ def ended_thing(n: Clause) -> frozenset[str] | None:
         for mod in re.findall(r"([^\s、。はがをにでとも]+)の", window):
             modifiers |= content_tokens(mod)
         return content_tokens(window) - modifiers
-    marker = ch.NO_LONGER.search(low) or ch.CORRECTION.search(low)
+    marker = changes.NO_LONGER.search(low) or changes.CORRECTION.search(low)
     if marker:
         start = max(low.rfind(p, 0, marker.start()) for p in ",;—–(")
         stops = [i for i in (low.find(p, marker.end()) for p in ",;—–(") if i != -1]
         return content_tokens(low[start + 1 : min(stops, default=len(low))])
-    m = ch.END_ACT.search(low)
+    m = changes.END_ACT.search(low)
     if m:
         after = low[m.end() :]
         stop = _ARG_STOP.search(after, 1)
@@ -271,7 +274,7 @@ def ended_thing(n: Clause) -> frozenset[str] | None:
         if not re.search(r"[a-z]", arg.replace("my", "").replace("the", "")):
             return frozenset()
         return content_tokens(" ".join(arg.split()[:5]))
-    m = ch.END_EVENT.search(low)
+    m = changes.END_EVENT.search(low)
     if m:
         before = low[: m.start()].split()[-5:]
         source = re.match(r"\s+(?:from|at|by)\s+(?:my |our |the )?([^,.;!?]+)", low[m.end() :])
@@ -288,7 +291,11 @@ _SPAN_END = re.compile(r"[,;:—–(]|\s(?:and|but|so|now)\s")
 
 def _end_span(n: Clause) -> str:
     """The words of the end itself: "I quit my job at Google, now I'm at Sony" -> the first part."""
-    m = ch.NO_LONGER.search(n.low) or ch.END_ACT.search(n.low) or ch.END_EVENT.search(n.low)
+    m = (
+        changes.NO_LONGER.search(n.low)
+        or changes.END_ACT.search(n.low)
+        or changes.END_EVENT.search(n.low)
+    )
     if m is None or len(n.low) != len(n.text):
         return n.text
     start = max(n.low.rfind(p, 0, m.start()) for p in ",;:—–(") + 1

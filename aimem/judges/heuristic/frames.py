@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from itertools import pairwise
 
-from aimem.judges.heuristic import changes as ch
-from aimem.judges.heuristic import slots as sv
+from aimem.judges.heuristic import changes, slots
 
 __all__ = ["frame_tokens", "negated_only", "same_frame"]
 
@@ -38,14 +37,14 @@ _EVENT_VERBS = frozenset(
 _AUX = frozenset("is are was were am has have had will would can could does do did".split())
 _PRONOUN = frozenset("i we he she they you it user".split())
 _JA_FILLER = re.compile(r"今は|今では|現在は|現在|最近は|もう|実は|ちなみに|いま|[。、!?！？\s]")
-_JA_PERSON = re.compile(sv.OTHER_PERSON_JA)
+_JA_PERSON = re.compile(slots.OTHER_PERSON_JA)
 _JA_ADDING = re.compile(r"アレルギー|診断|持病|趣味|話せ|飼って|習って|行った|訪れ")
 _JA_CONTENT = re.compile(r"[\u4e00-\u9fff\u30a0-\u30ffー々]{2,}")
 _JA_FRAME_WORD = re.compile(r"[\u4e00-\u9fff\u30a0-\u30ffー々]")
 _JA_NAME = re.compile(r"^\S{1,6}?(?:さん|くん|君|ちゃん|様|氏|先生)")
 #: Topics that name no attribute: a person ("ユーザーは", "父は") or a time ("年末は").
 _JA_NO_ATTRIBUTE = re.compile(
-    r"(?:ユーザー|私|僕|俺|自分|わたし|うち|" + sv.OTHER_PERSON_JA + r")$"
+    r"(?:ユーザー|私|僕|俺|自分|わたし|うち|" + slots.OTHER_PERSON_JA + r")$"
     r"|^(?:年末|年始|週末|平日|休日|土日|朝|夜|昼|午前|午後|春|夏|秋|冬|来年|今年|毎日|毎朝|毎晩|"
     r"夏休み|冬休み|春休み|連休|お盆|正月|ゴールデンウィーク)$"
 )
@@ -59,22 +58,22 @@ def frame_tokens(low: str) -> tuple[str, ...]:
     "my usual order is X" so that a value at the start aligns with one at the end.
     """
     text = low.replace("’", "'")
-    for pattern, repl in ch.CONTRACTIONS:
+    for pattern, repl in changes.CONTRACTIONS:
         text = pattern.sub(repl, text)
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
     text = re.sub(r"^([^:]{2,40}):\s+", r"\1 is ", text)  # "working hours: 9-5" is a copula
-    words = [w for w in _WORD.findall(text) if w not in ch.FRAME_FILLER]
+    words = [w for w in _WORD.findall(text) if w not in changes.FRAME_FILLER]
     return tuple(_inverted(words))
 
 
 def _inverted(words: list[str]) -> list[str]:
     """The value after its frame: "oolong is my usual order" -> "my usual order is oolong"."""
-    k = next((i for i, w in enumerate(words) if w in ch.COPULA), -1)
+    k = next((i for i, w in enumerate(words) if w in changes.COPULA), -1)
     if (
         0 < k <= 5
         and k + 1 < len(words)
-        and words[k + 1] in ch.DEFINITE
-        and words[0] not in ch.DEFINITE
+        and words[k + 1] in changes.DEFINITE
+        and words[0] not in changes.DEFINITE
         and words[0] not in _PRONOUN
         and words[0] != "there"
     ):
@@ -90,7 +89,7 @@ def negated_only(old_low: str, new_low: str) -> bool:
         return False
     stripped = tuple(w for w in b if w not in negation and w not in ("do", "does", "did"))
     base = tuple(w for w in a if w not in ("do", "does", "did"))
-    content = [w for w in base if w not in ch.FUNCTION]
+    content = [w for w in base if w not in changes.FUNCTION]
     return stripped == base and len(content) >= 1
 
 
@@ -102,8 +101,8 @@ def same_frame(old: str, new: str, *, changed: bool = False) -> str:
     count as a replacement.
     """
     old_low, new_low = old.lower(), new.lower()
-    if bool(sv.KANJI.search(old_low) or sv.KATAKANA.search(old_low)) != bool(
-        sv.KANJI.search(new_low) or sv.KATAKANA.search(new_low)
+    if bool(slots.KANJI.search(old_low) or slots.KATAKANA.search(old_low)) != bool(
+        slots.KANJI.search(new_low) or slots.KATAKANA.search(new_low)
     ):
         return ""
     if re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", new_low):
@@ -122,10 +121,10 @@ def _same_frame_en(a: tuple[str, ...], b: tuple[str, ...], changed: bool) -> str
     span = set(was) | set(now)
     if span & {"and", "also", "too", "another", "both", "plus", "or", "not", "never", "no"}:
         return ""
-    if span & ch.PERSON_WORDS or not (_valued(was) and _valued(now)):
+    if span & changes.PERSON_WORDS or not (_valued(was) and _valued(now)):
         return ""
     shared = a[:i1] + a[i2:]
-    content = [w for w in shared if w not in ch.FUNCTION and w not in sv.TIME_WORDS]
+    content = [w for w in shared if w not in changes.FUNCTION and w not in slots.TIME_WORDS]
     if len(shared) < 2 or not content:
         return ""
     if not _value_position(a, i1):
@@ -135,10 +134,10 @@ def _same_frame_en(a: tuple[str, ...], b: tuple[str, ...], changed: bool) -> str
     if len(content) == 1 and a[0] in _PRONOUN and min(len(was), len(now)) > 2:
         return ""  # "I work in a warehouse" / "I work the night shift": two facts
     frame = " ".join(shared)
-    single = bool(ch.SINGLE_VALUED.search(frame) or _ATTRIBUTE_IS.match(frame))
-    if ch.ACCUMULATING.search(frame) and not single and not changed:
+    single = bool(changes.SINGLE_VALUED.search(frame) or _ATTRIBUTE_IS.match(frame))
+    if changes.ACCUMULATING.search(frame) and not single and not changed:
         return ""
-    if ch.EPISODE.search(" ".join(a)) or ch.EPISODE.search(" ".join(b)):
+    if changes.EPISODE.search(" ".join(a)) or changes.EPISODE.search(" ".join(b)):
         return ""
     return f"{' '.join(now)} replaces {' '.join(was)}"
 
@@ -184,7 +183,7 @@ def _past(span: tuple[str, ...]) -> bool:
 
 def _valued(span: tuple[str, ...]) -> bool:
     """A span that names something: a content word or a number, not only function words."""
-    return any(w not in ch.FUNCTION or w[:1].isdigit() for w in span)
+    return any(w not in changes.FUNCTION or w[:1].isdigit() for w in span)
 
 
 def _value_position(a: tuple[str, ...], start: int) -> bool:
@@ -215,10 +214,10 @@ def _same_frame_ja(a_low: str, b_low: str) -> str:
     if topic < 2:
         return ""
     head = prefix[:topic]
-    content = [k for k in _JA_CONTENT.findall(head) if k not in sv.GENERIC_JA]
+    content = [k for k in _JA_CONTENT.findall(head) if k not in slots.GENERIC_JA]
     if not content or _JA_ADDING.search(prefix) or _JA_PERSON.search(was + now):
         return ""
-    if re.search(r"も|追加|ほかに|他に", now) or ch.EPISODE.search(a + b):
+    if re.search(r"も|追加|ほかに|他に", now) or changes.EPISODE.search(a + b):
         return ""
     named = all(_JA_NAME.search(span) for span in (was, now))  # "私の担任は田中先生"
     if not (_ja_attribute(head) or named) and not (
@@ -237,4 +236,4 @@ def _ja_attribute(head: str) -> bool:
     shared after the topic ("…に住んでいる", "週末に…をする").
     """
     last = re.split(r"の", head)[-1]
-    return bool(last) and not _JA_NO_ATTRIBUTE.search(last) and last not in sv.GENERIC_JA
+    return bool(last) and not _JA_NO_ATTRIBUTE.search(last) and last not in slots.GENERIC_JA

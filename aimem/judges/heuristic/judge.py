@@ -27,8 +27,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from aimem.judges.heuristic import cues as vocab
-from aimem.judges.heuristic import cues_events as talk
+from aimem.judges.heuristic import cues as cue_words
+from aimem.judges.heuristic import cues_events
 from aimem.judges.heuristic.statement import fills_slot, read, restate
 from aimem.judges.heuristic.supersession import find_superseded
 from aimem.models import Interpretation, Memory
@@ -42,29 +42,29 @@ __all__ = ["HeuristicJudge"]
 
 #: Every cue category by label; the weight tables below say what each is worth.
 _CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("bereavement", vocab.BEREAVEMENT),
-    ("serious health", vocab.SERIOUS_HEALTH),
-    ("upheaval", vocab.UPHEAVAL),
-    ("milestone", vocab.MILESTONE),
-    ("strong feeling", vocab.STRONG_FEELING),
-    ("feeling", vocab.MILD_FEELING),
-    ("identity", vocab.IDENTITY),
-    ("allergy", vocab.ALLERGY),
-    ("medication", vocab.MEDICATION),
-    ("instruction", vocab.INSTRUCTION_STRONG),
-    ("soft instruction", vocab.INSTRUCTION_SOFT),
-    ("constraint", vocab.CONSTRAINT),
-    ("goal", vocab.GOAL_STAKES),
-    ("name", vocab.NAME),
-    ("preference", vocab.PREFERENCE),
-    ("routine", vocab.ROUTINE_HOBBY),
-    ("tools", vocab.TOOLS),
-    ("work/place", vocab.WORK_PLACE),
-    ("plan", vocab.PLAN),
-    ("family", vocab.FAMILY),
-    ("pet", vocab.PETS),
-    ("decision", talk.DECISION),
-    ("change", talk.CHANGE),
+    ("bereavement", cue_words.BEREAVEMENT),
+    ("serious health", cue_words.SERIOUS_HEALTH),
+    ("upheaval", cue_words.UPHEAVAL),
+    ("milestone", cue_words.MILESTONE),
+    ("strong feeling", cue_words.STRONG_FEELING),
+    ("feeling", cue_words.MILD_FEELING),
+    ("identity", cue_words.IDENTITY),
+    ("allergy", cue_words.ALLERGY),
+    ("medication", cue_words.MEDICATION),
+    ("instruction", cue_words.INSTRUCTION_STRONG),
+    ("soft instruction", cue_words.INSTRUCTION_SOFT),
+    ("constraint", cue_words.CONSTRAINT),
+    ("goal", cue_words.GOAL_STAKES),
+    ("name", cue_words.NAME),
+    ("preference", cue_words.PREFERENCE),
+    ("routine", cue_words.ROUTINE_HOBBY),
+    ("tools", cue_words.TOOLS),
+    ("work/place", cue_words.WORK_PLACE),
+    ("plan", cue_words.PLAN),
+    ("family", cue_words.FAMILY),
+    ("pet", cue_words.PETS),
+    ("decision", cues_events.DECISION),
+    ("change", cues_events.CHANGE),
 )
 #: What each cue is worth per component, as a fraction of COMPONENT_MAX: emotional impact,
 #: utility, and a bonus to user relevance. The strongest cue counts in full (see _combine).
@@ -149,12 +149,14 @@ def _read(content: str, user_context: str | None) -> _Reading:
     told, reacting = _told(body)
     low = told.lower()
     # "No.", "Yes, a lot.", "はい": an answer that means nothing without its question
-    bare = bool(talk.BARE_ANSWER.match(body.lower()) or talk.BARE_ANSWER_JA.match(body))
+    bare = bool(
+        cues_events.BARE_ANSWER.match(body.lower()) or cues_events.BARE_ANSWER_JA.match(body)
+    )
     cues = {} if bare else _find_cues(told, low)
     personal = _personal(low, cues, user_context)
-    if personal < 1.0 and vocab.USER_REF.match(text.lower()):  # "User: ..." as a label
+    if personal < 1.0 and cue_words.USER_REF.match(text.lower()):  # "User: ..." as a label
         personal = 1.0
-    elif personal < 0.75 and vocab.NAMED_PERSON.match(told):  # someone in the user's world
+    elif personal < 0.75 and cue_words.NAMED_PERSON.match(told):  # someone in the user's world
         personal = 0.75
     damp = 1.0 if bare else _dampening(low, cues, personal)
     damp = 1.0 - (1.0 - damp) * (1.0 - _REACTING_DAMP * reacting)
@@ -170,7 +172,7 @@ def _told(body: str) -> tuple[str, float]:
     tells only its first-person parts: its topic is the world's, however weighty ("Write
     an essay on the Cold War"), and asking damps nothing else the turn tells.
     """
-    sentences = [s for s in talk.SENTENCE_END.split(body) if s and not s.isspace()]
+    sentences = [s for s in cues_events.SENTENCE_END.split(body) if s and not s.isspace()]
     if len(sentences) <= 1 and not body:
         return "", 0.0
     kept: list[str] = []
@@ -179,13 +181,13 @@ def _told(body: str) -> tuple[str, float]:
     asked = False
     for sentence in sentences:
         low = sentence.lower()
-        if asked and talk.REQUEST_TAIL.match(low) and not talk.speaks(sentence, low):
+        if asked and cues_events.REQUEST_TAIL.match(low) and not cues_events.speaks(sentence, low):
             continue  # "Keep it under 200 words.": more of the request
         asked = _asks(sentence, low)
         if asked:  # its first-person parts telling a fact, or naming the user's things
-            for part, named, possessive in talk.own_parts(sentence):
+            for part, named, possessive in cues_events.own_parts(sentence):
                 p = part.lower()
-                fact = _find_cues(part, p) or _tells(p) or talk.particular(part, named)
+                fact = _find_cues(part, p) or _tells(p) or cues_events.particular(part, named)
                 (kept if fact else own if possessive else []).append(part)
         elif _reacts(sentence, low):
             reacting += len(sentence)
@@ -197,43 +199,43 @@ def _told(body: str) -> tuple[str, float]:
 
 def _asks(sentence: str, low: str) -> bool:
     """A request for help, or a question that is not about the listener ("What inspired you?")."""
-    if talk.QUESTION.search(sentence):
-        return not talk.SECOND_PERSON.search(low) or bool(talk.ASKS_YOU.search(low))
-    if talk.I_FRAME.match(low):
+    if cues_events.QUESTION.search(sentence):
+        return not cues_events.SECOND_PERSON.search(low) or bool(cues_events.ASKS_YOU.search(low))
+    if cues_events.I_FRAME.match(low):
         return True
-    if talk.STANDING.search(low) or vocab.INSTRUCTION_STRONG.search(low):
+    if cues_events.STANDING.search(low) or cue_words.INSTRUCTION_STRONG.search(low):
         return False  # "Always reply in English", "Never call before 10": standing wishes
-    unquoted = talk.QUOTED.sub(" ", sentence).strip()
-    return bool(talk.REQUEST_OPENING.match(low) or talk.JA_ASKS.search(unquoted))
+    unquoted = cues_events.QUOTED.sub(" ", sentence).strip()
+    return bool(cues_events.REQUEST_OPENING.match(low) or cues_events.JA_ASKS.search(unquoted))
 
 
 def _reacts(sentence: str, low: str) -> bool:
     """True for a sentence that answers the other speaker rather than telling about oneself."""
-    first = bool(vocab.FIRST_PERSON.search(low) or vocab.IMPLIED_SUBJECT_EN.match(low))
+    first = bool(cue_words.FIRST_PERSON.search(low) or cue_words.IMPLIED_SUBJECT_EN.match(low))
     if first and _tells(low):
         return False
-    if talk.QUESTION.search(sentence):
+    if cues_events.QUESTION.search(sentence):
         return True
-    if talk.REACTION.search(low):  # "I love action films, so cool!" still says something
-        rest = talk.REACTION.sub(" ", low)
-        return not (vocab.FIRST_PERSON.search(rest) and _content_words(rest) >= 3)
-    return not first and bool(talk.SECOND_PERSON.search(low))
+    if cues_events.REACTION.search(low):  # "I love action films, so cool!" still says something
+        rest = cues_events.REACTION.sub(" ", low)
+        return not (cue_words.FIRST_PERSON.search(rest) and _content_words(rest) >= 3)
+    return not first and bool(cues_events.SECOND_PERSON.search(low))
 
 
 def _tells(low: str) -> bool:
     """A first-person event, plan, decision, change or disclosed feeling: news about the speaker."""
     return bool(
-        talk.EVENT_PAST.search(low)
-        or talk.DISCLOSURE.search(low)
-        or talk.DECISION.search(low)
-        or talk.CHANGE.search(low)
-        or vocab.PLAN.search(low)
+        cues_events.EVENT_PAST.search(low)
+        or cues_events.DISCLOSURE.search(low)
+        or cues_events.DECISION.search(low)
+        or cues_events.CHANGE.search(low)
+        or cue_words.PLAN.search(low)
     )
 
 
 def _content_words(low: str) -> int:
     """Words left once stopwords and pronouns are set aside."""
-    return sum(1 for t in vocab.LATIN_TOKEN.findall(low) if t not in vocab.STOPWORDS)
+    return sum(1 for t in cue_words.LATIN_TOKEN.findall(low) if t not in cue_words.STOPWORDS)
 
 
 def _normalise(content: str) -> str:
@@ -242,55 +244,59 @@ def _normalise(content: str) -> str:
     if not text.isprintable():
         text = "".join(ch if ch.isprintable() else " " for ch in text)
     text = text.replace("\u2019", "'").replace("\u2018", "'")
-    return vocab.SPACE.sub(" ", text).strip()
+    return cue_words.SPACE.sub(" ", text).strip()
 
 
 def _find_cues(text: str, low: str) -> dict[str, float]:
     """Label -> weight (1.0, or less when context weakens it) for every cue present."""
     cues = {label: 1.0 for label, rx in _CUES if rx.search(low)}
     if "milestone" in cues and (
-        vocab.OTHERS_EVENT.search(low) or ("pet" in cues and not vocab.CORE_FAMILY.search(low))
+        cue_words.OTHERS_EVENT.search(low)
+        or ("pet" in cues and not cue_words.CORE_FAMILY.search(low))
     ):  # a friend's wedding or adopting a dog is news, not a life milestone
         cues["milestone"] = 0.4
     if "family" in cues and (
-        vocab.RELATION_NAME.search(text) or ("name" in cues and vocab.CORE_FAMILY.search(low))
+        cue_words.RELATION_NAME.search(text)
+        or ("name" in cues and cue_words.CORE_FAMILY.search(low))
     ):
         cues["family name"] = 1.0
     if (  # "I went...", "my son started...", "Had an audition...": a personal event
-        talk.EVENT_PAST.search(low)
-        or talk.EVENT_IMPLIED.search(low)
-        or talk.ONGOING.search(low)
-        or talk.EVENT_JA.search(low)
+        cues_events.EVENT_PAST.search(low)
+        or cues_events.EVENT_IMPLIED.search(low)
+        or cues_events.ONGOING.search(low)
+        or cues_events.EVENT_JA.search(low)
     ):
-        cues["dated event" if talk.WHEN.search(low) or vocab.DATE.search(low) else "event"] = 1.0
-    if talk.POSSESSION.search(low) or talk.OWNED_NAME.search(text):
+        cues[
+            "dated event" if cues_events.WHEN.search(low) or cue_words.DATE.search(low) else "event"
+        ] = 1.0
+    if cues_events.POSSESSION.search(low) or cues_events.OWNED_NAME.search(text):
         cues["possession"] = 1.0
-    if talk.DISCLOSURE.search(low) or talk.DISCLOSURE_JA.search(low):
+    if cues_events.DISCLOSURE.search(low) or cues_events.DISCLOSURE_JA.search(low):
         cues["disclosure"] = 1.0
     return cues
 
 
 def _personal(low: str, cues: dict[str, float], user_context: str | None) -> float:
     """How plainly the text is about the user (1.0) rather than the world (0.0)."""
-    if vocab.FIRST_PERSON.search(low) or vocab.USER_REF.search(low):
+    if cue_words.FIRST_PERSON.search(low) or cue_words.USER_REF.search(low):
         return 1.0
     if user_context and user_context.strip() and user_context.strip().lower() in low:
         return 1.0
-    if vocab.CJK_RUN.search(low) and (vocab.IMPLIED_SUBJECT_JA.search(low) or cues):
+    if cue_words.CJK_RUN.search(low) and (cue_words.IMPLIED_SUBJECT_JA.search(low) or cues):
         return 0.95
-    if vocab.IMPLIED_SUBJECT_EN.search(low):
+    if cue_words.IMPLIED_SUBJECT_EN.search(low):
         return 0.9
     # a note of one's own: dated ("Flight to Lisbon on May 2.", "車検は7月12日です。"), or a
     # routine or plan with no one named ("Book club meets on the first Thursday.")
-    if (talk.DAY.search(low) or _OWN_ARRANGEMENTS & cues.keys()) and not (
-        vocab.WORLD_FACT.search(low) or vocab.THIRD_PERSON.search(low)
+    if (cues_events.DAY.search(low) or _OWN_ARRANGEMENTS & cues.keys()) and not (
+        cue_words.WORLD_FACT.search(low) or cue_words.THIRD_PERSON.search(low)
     ):
         return 0.75
     if "family" in cues or "family name" in cues:
         return 0.8
-    if _ABOUT_SOMEONE & cues.keys() and not vocab.WORLD_FACT.search(low):
+    if _ABOUT_SOMEONE & cues.keys() and not cue_words.WORLD_FACT.search(low):
         return 0.75
-    if vocab.THIRD_PERSON.search(low):
+    if cue_words.THIRD_PERSON.search(low):
         return 0.5
     return 0.0
 
@@ -302,28 +308,28 @@ def _substance(cues: dict[str, float]) -> float:
 
 #: Cues that make a turn news about the speaker, and the dampers such news outweighs.
 _NEWS = frozenset({"dated event", "event", "change", "decision"})
-_NEWS_OUTWEIGHS = frozenset({vocab.GREETING, vocab.TRANSIENT})
+_NEWS_OUTWEIGHS = frozenset({cue_words.GREETING, cue_words.TRANSIENT})
 
 
 def _dampening(low: str, cues: dict[str, float], personal: float) -> float:
     """How much of the text is chatter: greetings, thanks, weather, meals, trivia, moods."""
     # "I usually skip breakfast", "I bike when it isn't raining" or "I like tea" describe a
     # habit or a taste (not today's), so the meal and weather words in them are not news.
-    taste = "preference" in cues and not vocab.TRANSIENT.search(low)
-    habitual = taste or vocab.HABITUAL.search(low) is not None
+    taste = "preference" in cues and not cue_words.TRANSIENT.search(low)
+    habitual = taste or cue_words.HABITUAL.search(low) is not None
     # "Hi! I just started a new job" is news with a greeting, not a greeting.
     news = not _NEWS.isdisjoint(cues)
     chatter = 0.0
-    for rx, weight in vocab.DAMPERS:
+    for rx, weight in cue_words.DAMPERS:
         if rx.search(low):
-            if habitual and rx in vocab.MOMENTARY:
+            if habitual and rx in cue_words.MOMENTARY:
                 weight *= 0.3
             if news and rx in _NEWS_OUTWEIGHS:
                 weight *= 0.3
             chatter = 1.0 - (1.0 - chatter) * (1.0 - weight)
     if _is_contentless(low):
         chatter = 1.0
-    if personal < 0.5 and vocab.WORLD_FACT.search(low):
+    if personal < 0.5 and cue_words.WORLD_FACT.search(low):
         chatter = max(chatter, 0.9)
     elif personal == 0.0 and not cues:
         chatter = max(chatter, 0.8)
@@ -334,9 +340,9 @@ def _dampening(low: str, cues: dict[str, float], personal: float) -> float:
 
 def _is_contentless(low: str) -> bool:
     """True when nothing is left once greetings, thanks and filler are removed."""
-    rest = vocab.USER_REF.sub(" ", vocab.FILLER.sub(" ", vocab.GREETING.sub(" ", low)))
-    latin = [t for t in vocab.LATIN_TOKEN.findall(rest) if t not in vocab.STOPWORDS]
-    cjk = vocab.JA_FUNCTION.sub("", "".join(vocab.CJK_RUN.findall(rest)))
+    rest = cue_words.USER_REF.sub(" ", cue_words.FILLER.sub(" ", cue_words.GREETING.sub(" ", low)))
+    latin = [t for t in cue_words.LATIN_TOKEN.findall(rest) if t not in cue_words.STOPWORDS]
+    cjk = cue_words.JA_FUNCTION.sub("", "".join(cue_words.CJK_RUN.findall(rest)))
     return len(latin) <= 1 and len(cjk) <= 2
 
 
@@ -345,13 +351,13 @@ def _specifics(text: str, low: str) -> int:
 
     A name that only addresses the listener ("Thanks, Mel!") names no one new.
     """
-    names = len(vocab.PROPER_NOUN.findall(text)) - len(talk.VOCATIVE.findall(text))
+    names = len(cue_words.PROPER_NOUN.findall(text)) - len(cues_events.VOCATIVE.findall(text))
     return (
-        len(vocab.DATE.findall(low))
+        len(cue_words.DATE.findall(low))
         + max(names, 0)
-        + len(talk.NUMBER.findall(low))
-        + len(talk.WHEN.findall(low))
-        + len(talk.TITLE.findall(text))
+        + len(cues_events.NUMBER.findall(low))
+        + len(cues_events.WHEN.findall(low))
+        + len(cues_events.TITLE.findall(text))
     )
 
 
@@ -414,15 +420,15 @@ def _utility(r: _Reading) -> float:
 def _tokens(text: str) -> frozenset[str]:
     """Content words plus CJK character bigrams: comparable in both languages."""
     low = text.lower()
-    words = {t for t in vocab.LATIN_TOKEN.findall(low) if t not in vocab.STOPWORDS}
-    for run in vocab.CJK_RUN.findall(low):
+    words = {t for t in cue_words.LATIN_TOKEN.findall(low) if t not in cue_words.STOPWORDS}
+    for run in cue_words.CJK_RUN.findall(low):
         words.update(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
     return frozenset(words)
 
 
 def _unlabelled(text: str) -> str:
     """``text`` without a transcript's speaker label: every turn of one speaker shares it."""
-    return talk.SPEAKER_LABEL.sub("", text, count=1)
+    return cues_events.SPEAKER_LABEL.sub("", text, count=1)
 
 
 def _max_similarity(text: str, related: Sequence[Memory]) -> float:
@@ -488,7 +494,7 @@ def _current_first(
     if mine is None or not mine.change:
         return made
     things = {(s.kind, p) for s in mine.slots for p in s.param if s.kind != "habit"}
-    replaced = talk.particulars(" ".join(map("".join, talk.REPLACED.findall(r.text))))
+    replaced = cues_events.particulars(" ".join(map("".join, cues_events.REPLACED.findall(r.text))))
     for m in related:
         old = _normalise(m.content)
         theirs = read(old)
@@ -496,10 +502,19 @@ def _current_first(
         if (
             m.priority_score is not None
             and theirs.subject == mine.subject
-            and len({*talk.SPEAKER_LABEL.findall(old), *talk.SPEAKER_LABEL.findall(r.text)}) < 2
+            and len(
+                {
+                    *cues_events.SPEAKER_LABEL.findall(old),
+                    *cues_events.SPEAKER_LABEL.findall(r.text),
+                }
+            )
+            < 2
             # a terse change of the same slot of the same thing reads like chatter; a
             # replaced particular alone must not be chatter
-            and (same_thing or (r.damp < 0.5 and replaced & talk.particulars(_unlabelled(old))))
+            and (
+                same_thing
+                or (r.damp < 0.5 and replaced & cues_events.particulars(_unlabelled(old)))
+            )
             and _max_similarity(r.text, [m]) < 0.9  # a repeat is no change
         ):
             made = {k: max(v, getattr(m, k) or 0.0) for k, v in made.items()}

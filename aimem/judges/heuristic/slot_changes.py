@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 
-from aimem.judges.heuristic import changes as ch
-from aimem.judges.heuristic import slots as sv
+from aimem.judges.heuristic import changes, slots
 from aimem.judges.heuristic.clauses import Clause
 from aimem.judges.heuristic.cues import rx
 from aimem.judges.heuristic.statement import Slot, content_tokens
@@ -23,14 +22,14 @@ __all__ = ["changed", "first", "held", "other_name", "slot_changed"]
 def held(o: Clause) -> bool:
     """Whether the old clause asserts its thing (not already ended, denied or heard)."""
     return not (
-        ch.NEGATION.search(o.low)
-        or ch.END_ACT.search(o.low)
-        or ch.END_EVENT.search(o.low)
-        or ch.HEARSAY.search(o.low)
+        changes.NEGATION.search(o.low)
+        or changes.END_ACT.search(o.low)
+        or changes.END_EVENT.search(o.low)
+        or changes.HEARSAY.search(o.low)
     )
 
 
-_NOT_NAMES = sv.TIME_WORDS | {"i", "i'm", "i've", "i'd", "i'll"}
+_NOT_NAMES = slots.TIME_WORDS | {"i", "i'm", "i've", "i'd", "i'll"}
 
 
 def _names(text: str) -> frozenset[str]:
@@ -62,7 +61,7 @@ _PLACES = frozenset({"residence", "job"})
 def slot_changed(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """The same slot (and parameter) with a new value, or a change the slot names."""
     for s in n.reading.slots:
-        if s.kind in _PLACES and s.value and ch.NEGATION.search(n.low) and not s.changed:
+        if s.kind in _PLACES and s.value and changes.NEGATION.search(n.low) and not s.changed:
             continue  # "I don't work at Google anymore": a value denied is no new value
         t = o.reading.slot(s.kind)
         if t is None:
@@ -83,13 +82,15 @@ def _differs(s: Slot, t: Slot) -> bool:
 
 def changed(n: Clause) -> bool:
     """Whether the clause says a value moved on ("now", "switched", "instead of")."""
-    return bool(ch.CHANGED.search(n.low) or ch.FROM_VALUE.search(n.low))
+    return bool(changes.CHANGED.search(n.low) or changes.FROM_VALUE.search(n.low))
 
 
 def _residence(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A move retires the current residence only (``slots.RESIDENCE_EXCLUDE`` keeps the rest)."""
     if s.changed and t.value and not (s.value and s.value <= t.value):
-        return _say(f"new residence: {s.label} replaces {t.label}", "residence changed", s, t), True
+        return _full_if_both_labelled(
+            f"new residence: {s.label} replaces {t.label}", "residence changed", s, t
+        ), True
     if _differs(s, t):
         return f"new residence: {s.label} replaces {t.label}", changed(n)
     return None
@@ -103,7 +104,9 @@ def _job(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
     if s.value and t.value and not s.value & t.value and _ends(n) and not changed(n):
         return None  # "I quit my job at Google" ends no job at Sony
     if s.changed and not (s.value and s.value <= t.value):
-        return _say(f"job changed: {s.label} replaces {t.label}", "job changed", s, t), True
+        return _full_if_both_labelled(
+            f"job changed: {s.label} replaces {t.label}", "job changed", s, t
+        ), True
     if _differs(s, t) and changed(n):
         return f"job changed: {s.label} replaces {t.label}", False
     return None
@@ -111,7 +114,11 @@ def _job(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
 
 def _ends(n: Clause) -> bool:
     low = n.low
-    return bool(ch.END_ACT.search(low) or ch.END_EVENT.search(low) or ch.NO_LONGER.search(low))
+    return bool(
+        changes.END_ACT.search(low)
+        or changes.END_EVENT.search(low)
+        or changes.NO_LONGER.search(low)
+    )
 
 
 def _valued_slot(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
@@ -153,7 +160,7 @@ def _schedule(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None
         o.low + " " + n.low,
     ) and not changed(n):
         return None  # "a dentist appointment on Friday" and one on Monday: two appointments
-    if not any(sv.SPECIFIC_TIME.search(v) for v in t.value) or o.reading.slot("preference"):
+    if not any(slots.SPECIFIC_TIME.search(v) for v in t.value) or o.reading.slot("preference"):
         return None
     if _PAST_EVENT.search(o.low) and not _ROUTINE.search(o.low):
         return None  # "the gym fee went up in March" dates a change, not an appointment
@@ -183,7 +190,7 @@ def _dose(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
     if not drugs:
         return None  # "薬は朝食の後に飲む" names no drug the new dose changes
     drug = sorted(drugs)[0]
-    if (ch.END_ACT.search(n.low) or ch.NO_LONGER.search(n.low)) and held(o):
+    if (changes.END_ACT.search(n.low) or changes.NO_LONGER.search(n.low)) and held(o):
         return f"no longer takes {drug}", True
     if _differs(s, t) or (changed(n) and s.value != t.value):
         return f"new dose of {drug}: {s.label or 'changed'}", True
@@ -195,9 +202,9 @@ def _possession(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | No
     if not s.param & t.param:
         return None
     what = sorted(s.param)[0]
-    if ch.PREVIOUS.search(n.low):
+    if changes.PREVIOUS.search(n.low):
         return None  # "my old car got stolen": not the one the user has now
-    if (ch.END_ACT.search(n.low) or ch.END_EVENT.search(n.low)) and held(o):
+    if (changes.END_ACT.search(n.low) or changes.END_EVENT.search(n.low)) and held(o):
         return f"{what} ended", True
     if _differs(s, t) and changed(n):
         return f"{what}: {s.label} replaces {t.label}", False
@@ -208,12 +215,12 @@ def _pet(s: Slot, t: Slot, n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A pet's death or rehoming; pets otherwise add up (a second dog is not a new dog)."""
     if not s.param & t.param or not held(o):
         return None
-    if not (ch.END_EVENT.search(n.low) or ch.END_ACT.search(n.low)):
+    if not (changes.END_EVENT.search(n.low) or changes.END_ACT.search(n.low)):
         return None
     named = s.value & t.value
     if named:
         return f"pet ({first(s.param)}): {first(named)} ended", True
-    if sv.COUNT.search(n.low) or re.search(r"\b(?:one of|both)\b", n.low):
+    if slots.COUNT.search(n.low) or re.search(r"\b(?:one of|both)\b", n.low):
         return None  # one of several: the count rule decides
     return f"pet ({first(s.param)}) ended", False
 
@@ -236,5 +243,6 @@ def first(values: frozenset[str] | set[str]) -> str:
     return sorted(values)[0] if values else ""
 
 
-def _say(full: str, short: str, s: Slot, t: Slot) -> str:
+def _full_if_both_labelled(full: str, short: str, s: Slot, t: Slot) -> str:
+    """The full reason when both slots have labels to name, else the short one."""
     return full if s.label and t.label else short or full

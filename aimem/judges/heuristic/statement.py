@@ -23,7 +23,7 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from aimem.judges.heuristic import slots as sv
+from aimem.judges.heuristic import slots as slot_words
 from aimem.judges.heuristic.cues import CJK_RUN
 from aimem.text.restatement import restate
 from aimem.text.stemmer import stem
@@ -76,7 +76,7 @@ _RECALL_WORDS: dict[str, tuple[str, str]] = {
 def fills_slot(text: str) -> bool:
     """Whether ``text`` states a standing fact of a known slot (residence, job, pet, ...)."""
     try:
-        return bool(read(" ".join(sv.CONTROL.sub(" ", text[:READ_CHARS]).split())).slots)
+        return bool(read(" ".join(slot_words.CONTROL.sub(" ", text[:READ_CHARS]).split())).slots)
     except Exception:
         return False
 
@@ -98,7 +98,9 @@ def recall_terms(content: str) -> str:
     """
     try:
         text = unicodedata.normalize("NFKC", str(content)[:READ_CHARS])
-        kinds = {slot.kind for slot in read(" ".join(sv.CONTROL.sub(" ", text).split())).slots}
+        kinds = {
+            slot.kind for slot in read(" ".join(slot_words.CONTROL.sub(" ", text).split())).slots
+        }
     except Exception:
         return ""
     words = [" ".join(words) for kind, words in _RECALL_WORDS.items() if kind in kinds]
@@ -163,11 +165,11 @@ class Reading:
 def read(text: str) -> Reading:
     """Read ``text`` (raw or already restated) into subject, markers, tokens and slots."""
     text = _original(unicodedata.normalize("NFKC", text[:READ_CHARS]))
-    text = " ".join(sv.CONTROL.sub(" ", text).split())
+    text = " ".join(slot_words.CONTROL.sub(" ", text).split())
     low = text.lower()
     ja = bool(CJK_RUN.search(low))
     subject = _subject(text, low, ja)
-    clauses = tuple((c, content_tokens(c)) for c in sv.CLAUSE.split(low) if c.strip())
+    clauses = tuple((c, content_tokens(c)) for c in slot_words.CLAUSE.split(low) if c.strip())
     tokens = frozenset().union(*(t for _, t in clauses)) if clauses else frozenset()
     reading = Reading(
         text=text,
@@ -176,12 +178,16 @@ def read(text: str) -> Reading:
         subject=subject,
         tokens=tokens,
         entities=_entities(text, tokens),
-        seq=tuple(sv.SEQ_TOKEN.findall(low)) if not ja else tuple(low),
+        seq=tuple(slot_words.SEQ_TOKEN.findall(low)) if not ja else tuple(low),
         clauses=clauses,
-        additive=bool(sv.ADDITIVE.search(low)),
-        unsure=bool(sv.HYPOTHETICAL.search(low) or sv.QUESTION.search(low)),
-        future=bool(sv.FUTURE.search(low)),
-        change=bool(sv.CHANGE.search(low) or sv.END.search(low) or sv.RESUME.search(low)),
+        additive=bool(slot_words.ADDITIVE.search(low)),
+        unsure=bool(slot_words.HYPOTHETICAL.search(low) or slot_words.QUESTION.search(low)),
+        future=bool(slot_words.FUTURE.search(low)),
+        change=bool(
+            slot_words.CHANGE.search(low)
+            or slot_words.END.search(low)
+            or slot_words.RESUME.search(low)
+        ),
     )
     return replace(reading, slots=_slots(reading))
 
@@ -195,7 +201,7 @@ def subject_of(text: str) -> str:
     """
     try:
         text = _original(unicodedata.normalize("NFKC", text[:READ_CHARS]))
-        text = " ".join(sv.CONTROL.sub(" ", text).split())
+        text = " ".join(slot_words.CONTROL.sub(" ", text).split())
         low = text.lower()
         return _subject(text, low, bool(CJK_RUN.search(low)))
     except Exception:
@@ -208,15 +214,21 @@ def says_change(text: str) -> bool:
     Three patterns, not a whole reading: cheap enough for every search hit.
     """
     low = text[:READ_CHARS].lower()
-    return bool(sv.CHANGE.search(low) or sv.END.search(low) or sv.RESUME.search(low))
+    return bool(
+        slot_words.CHANGE.search(low) or slot_words.END.search(low) or slot_words.RESUME.search(low)
+    )
 
 
 def _original(text: str) -> str:
     """The user's own words inside a restatement ("... Original: "..."") or ``text`` itself."""
-    m = sv.ORIGINAL.search(text)
+    m = slot_words.ORIGINAL.search(text)
     if m:
         return m.group("en") if m.group("en") is not None else m.group("ja") or ""
-    return sv.RESTATED.sub("", text.strip(), count=1) if text.lower().startswith("user:") else text
+    return (
+        slot_words.RESTATED.sub("", text.strip(), count=1)
+        if text.lower().startswith("user:")
+        else text
+    )
 
 
 #: A relation named and nothing more: "... is Anika Shah", "... is called Ben".
@@ -231,72 +243,74 @@ _ANYONE = frozenset("someone somebody anyone anybody nobody everyone everybody".
 
 def _subject(text: str, low: str, ja: bool) -> str:
     """``"user"``, ``"other:<relation>"`` or ``"name:<name>"``: whose fact this is."""
-    low = sv.FILLER.sub("", low)
+    low = slot_words.FILLER.sub("", low)
     text = text[len(text) - len(low) :] if len(low) <= len(text) else text
-    if sv.FOR_OTHER.search(low):
+    if slot_words.FOR_OTHER.search(low):
         return "other:beneficiary"
     if ja and not low[:1].isascii():
-        head = sv.JA_LEAD.sub("", low)
-        if sv.JA_WITH.search(head[:16]):
+        head = slot_words.JA_LEAD.sub("", low)
+        if slot_words.JA_WITH.search(head[:16]):
             return "user"
-        m = sv.OTHER_SUBJECT_JA.match(head)
+        m = slot_words.OTHER_SUBJECT_JA.match(head)
         return f"other:{m.group('rel')}" if m else "user"
-    if sv.AND_I.match(low):
+    if slot_words.AND_I.match(low):
         return "user"
-    m = sv.OTHER_SUBJECT_EN.match(low) or sv.BARE_RELATION_EN.match(low)
+    m = slot_words.OTHER_SUBJECT_EN.match(low) or slot_words.BARE_RELATION_EN.match(low)
     if m and _NAMED_AS.match(text[m.end() :]):
         return "user"  # "My manager is Anika Shah": who the user's manager is
     if m:
         return f"other:{(m.group('rel') or m.group('rel2')).split()[-1]}"
-    if sv.USER_START.match(low) or sv.AGENT_EN.match(low):
+    if slot_words.USER_START.match(low) or slot_words.AGENT_EN.match(low):
         return "user"
-    m = sv.NAMED.match(text)
-    if m and m.group("name").lower() not in sv.GENERIC | _ANYONE:
+    m = slot_words.NAMED.match(text)
+    if m and m.group("name").lower() not in slot_words.GENERIC | _ANYONE:
         word = m.group("name").lower()
-        if not (sv.EVENT.fullmatch(word) or sv.VERB_LIKE.fullmatch(word)):
+        if not (slot_words.EVENT.fullmatch(word) or slot_words.VERB_LIKE.fullmatch(word)):
             return f"name:{word}"
     return "user"
 
 
 def _entities(text: str, tokens: frozenset[str]) -> frozenset[str]:
     """Tokens that name one particular thing: mid-sentence capitals, models, concepts, katakana."""
-    out = {stem(m.group().lower().removesuffix("'s")) for m in sv.MID_CAPITAL.finditer(text)}
+    out = {
+        stem(m.group().lower().removesuffix("'s")) for m in slot_words.MID_CAPITAL.finditer(text)
+    }
     out.update(
         t
         for t in tokens
         if t.startswith("#")
-        or sv.KATAKANA.fullmatch(t)
+        or slot_words.KATAKANA.fullmatch(t)
         or (any(c.isdigit() for c in t) and any(c.isalpha() for c in t))
     )
-    for pattern in sv.DRUG:
+    for pattern in slot_words.DRUG:
         out.update(stem(m.group()) for m in pattern.finditer(text.lower()) if len(m.group()) > 4)
-    return frozenset(out - sv.GENERIC) & (tokens | out)
+    return frozenset(out - slot_words.GENERIC) & (tokens | out)
 
 
 def content_tokens(text: str) -> frozenset[str]:
     """Content tokens (stemmed English words, Japanese kanji/katakana runs) plus concepts."""
-    words = (t.removesuffix("'s") for t in sv.EN_TOKEN.findall(text))
-    out = {stem(t) for t in words if t not in sv.GENERIC}
-    out = {t for t in out if t not in sv.GENERIC and len(t) > 1}
-    out.update(k for k in sv.KATAKANA.findall(text) if k not in sv.GENERIC_JA)
-    out.update(k for k in sv.KANJI.findall(text) if k not in sv.GENERIC_JA)
-    if sv.CONCEPTS_PROBE.search(text):
-        out.update(name for name, pattern in sv.CONCEPTS if pattern.search(text))
+    words = (t.removesuffix("'s") for t in slot_words.EN_TOKEN.findall(text))
+    out = {stem(t) for t in words if t not in slot_words.GENERIC}
+    out = {t for t in out if t not in slot_words.GENERIC and len(t) > 1}
+    out.update(k for k in slot_words.KATAKANA.findall(text) if k not in slot_words.GENERIC_JA)
+    out.update(k for k in slot_words.KANJI.findall(text) if k not in slot_words.GENERIC_JA)
+    if slot_words.CONCEPTS_PROBE.search(text):
+        out.update(name for name, pattern in slot_words.CONCEPTS if pattern.search(text))
     return frozenset(out)
 
 
 def _values(text: str, low: str, after: int = 0) -> frozenset[str]:
     """Specific values in the clause: capitalised names, models and numbers, Japanese runs."""
     out: set[str] = set()
-    for m in sv.CAPITAL.finditer(text, after):
+    for m in slot_words.CAPITAL.finditer(text, after):
         if m.start() == 0 or re.search(r"[.!?:;—–-]\s*$", text[: m.start()]):
             continue
         words = [w.strip(".'&-") for w in m.group().lower().split()]
-        words = [w for w in words if w and w not in sv.GENERIC and w != "i"]
+        words = [w for w in words if w and w not in slot_words.GENERIC and w != "i"]
         out.update(words)
-    out.update(sv.MODEL.findall(low, after))
-    out.update(k for k in sv.KATAKANA.findall(low, after))
-    out.update(k for k in sv.KANJI.findall(low, after) if k not in sv.GENERIC_JA)
+    out.update(slot_words.MODEL.findall(low, after))
+    out.update(k for k in slot_words.KATAKANA.findall(low, after))
+    out.update(k for k in slot_words.KANJI.findall(low, after) if k not in slot_words.GENERIC_JA)
     return frozenset(out)
 
 
@@ -323,14 +337,14 @@ def _slots(r: Reading) -> tuple[Slot, ...]:
     """Every slot the text fills; a text may fill several (a move can name a new job)."""
     found: list[Slot] = []
     low, text = r.low, r.text
-    excluded = bool(sv.RESIDENCE_EXCLUDE.search(low))
-    move = sv.RESIDENCE_MOVE.search(low)
+    excluded = bool(slot_words.RESIDENCE_EXCLUDE.search(low))
+    move = slot_words.RESIDENCE_MOVE.search(low)
     job_move = re.search(
         r"moved (?:\w+ ){0,2}to (?:a|an|the) (?:[\w-]+ ){0,3}(?:role|job|"
         r"position|team|department)",
         low,
     )
-    state = sv.RESIDENCE_STATE.search(low)
+    state = slot_words.RESIDENCE_STATE.search(low)
     if not excluded and not job_move and (move or state):
         at = (move or state).start()  # type: ignore[union-attr]
         value = _place(text, low, at)
@@ -338,20 +352,24 @@ def _slots(r: Reading) -> tuple[Slot, ...]:
             found.append(Slot("residence", value=value, label=_label(value), changed=True))
         elif value:
             found.append(Slot("residence", value=value, label=_label(value)))
-    job = sv.JOB_STATE.search(low)
-    job_change = sv.JOB_CHANGE.search(low)
-    if job or job_move or (job_change and ("#job" in r.tokens or sv.JOB_CHANGE_STRONG.search(low))):
+    job = slot_words.JOB_STATE.search(low)
+    job_change = slot_words.JOB_CHANGE.search(low)
+    if (
+        job
+        or job_move
+        or (job_change and ("#job" in r.tokens or slot_words.JOB_CHANGE_STRONG.search(low)))
+    ):
         at = (job or job_move or job_change).start()  # type: ignore[union-attr]
-        titles = frozenset(m.group() for m in re.finditer(sv.JOB_TITLE, low))
+        titles = frozenset(m.group() for m in re.finditer(slot_words.JOB_TITLE, low))
         value = titles | _values(text, low, at)
         found.append(
             Slot("job", value=value, label=_label(value), changed=bool(job_change or job_move))
         )
-    hours = sv.WORK_HOURS.search(low)
+    hours = slot_words.WORK_HOURS.search(low)
     if hours:
         found.append(Slot("work hours", value=frozenset([hours.group()]), label=hours.group()))
-    events = list(sv.EVENT.finditer(low))
-    times = frozenset(m.group() for m in sv.TIME_VALUE.finditer(low))
+    events = list(slot_words.EVENT.finditer(low))
+    times = frozenset(m.group() for m in slot_words.TIME_VALUE.finditer(low))
     dated = [e for e in events if _PERSONAL_DATE.match(low, e.start())]
     if dated:
         found.append(Slot("birthday", value=times, label=" ".join(sorted(times))))
@@ -359,7 +377,7 @@ def _slots(r: Reading) -> tuple[Slot, ...]:
     if _STANDING_RULE.search(low):
         events = []  # a rule for every meeting, not a meeting
     if events and (times or r.change or r.future):
-        events = [e for e in events if not sv.EVENT_ASPECT.match(low, e.end())]
+        events = [e for e in events if not slot_words.EVENT_ASPECT.match(low, e.end())]
         param = frozenset(
             stem(e.group()) for e in events if e.group() not in ("due", "date", "move", "call")
         )
@@ -376,46 +394,50 @@ def _slots(r: Reading) -> tuple[Slot, ...]:
     allergy = _ALLERGIC.search(low)
     if allergy:
         found.append(Slot("allergy", param=drugs))
-    if drugs and not (allergy and not sv.DOSE.search(low) and not _TAKEN.search(low)):
-        doses = frozenset(m.group() for m in sv.DOSE.finditer(low))
+    if drugs and not (allergy and not slot_words.DOSE.search(low) and not _TAKEN.search(low)):
+        doses = frozenset(m.group() for m in slot_words.DOSE.finditer(low))
         found.append(Slot("dose", param=drugs, value=doses, label=" ".join(sorted(doses))))
     if (
-        sv.POSSESSION_KIND_PROBE.search(low)
-        and not sv.POSSESSION_ASPECT.search(low)
-        and sv.POSSESSION_VERB.search(low)
+        slot_words.POSSESSION_KIND_PROBE.search(low)
+        and not slot_words.POSSESSION_ASPECT.search(low)
+        and slot_words.POSSESSION_VERB.search(low)
     ):
-        for kind, pattern in sv.POSSESSION_KIND:
+        for kind, pattern in slot_words.POSSESSION_KIND:
             m = pattern.search(low)
             if m:
-                value = _values(text, low) | frozenset(sv.MODEL.findall(low))
+                value = _values(text, low) | frozenset(slot_words.MODEL.findall(low))
                 found.append(
                     Slot("possession", param=frozenset([kind]), value=value, label=_label(value))
                 )
                 break
-    for kind, pattern in sv.PET_KIND if sv.PET_KIND_PROBE.search(low) else ():
-        if pattern.search(low) and sv.PET_OWN.search(low):
-            value = _values(text, low) | frozenset(m.group() for m in sv.COUNT.finditer(low))
+    for kind, pattern in slot_words.PET_KIND if slot_words.PET_KIND_PROBE.search(low) else ():
+        if pattern.search(low) and slot_words.PET_OWN.search(low):
+            value = _values(text, low) | frozenset(
+                m.group() for m in slot_words.COUNT.finditer(low)
+            )
             found.append(Slot("pet", param=frozenset([kind]), value=value, label=_label(value)))
             break
     if _NAME_OF.search(low) and r.subject.startswith("other:"):
         found.append(Slot("family"))
-    elif sv.RELATIONSHIP.search(low) and not sv.BUSINESS_PARTNER.search(low):
-        status = next((name for name, p in sv.REL_STATUS if p.search(low)), "")
+    elif slot_words.RELATIONSHIP.search(low) and not slot_words.BUSINESS_PARTNER.search(low):
+        status = next((name for name, p in slot_words.REL_STATUS if p.search(low)), "")
         found.append(
             Slot("relationship", value=frozenset([status]) if status else frozenset(), label=status)
         )
-    if sv.COMMUTE.search(low):
-        modes = frozenset(stem(m.group()) for m in sv.COMMUTE_MODE.finditer(low))
+    if slot_words.COMMUTE.search(low):
+        modes = frozenset(stem(m.group()) for m in slot_words.COMMUTE_MODE.finditer(low))
         found.append(Slot("commute", value=modes, label=" ".join(sorted(modes))))
-    if sv.HEALTH.search(low):
+    if slot_words.HEALTH.search(low):
         found.append(Slot("health"))
-    if sv.PREFERENCE_SLOT.search(low):
+    if slot_words.PREFERENCE_SLOT.search(low):
         found.append(Slot("preference"))
-    if sv.PLAN_SLOT.search(low) or r.future:
+    if slot_words.PLAN_SLOT.search(low) or r.future:
         found.append(Slot("plan"))
-    freq = sv.HABIT_FREQUENCY.search(low)
+    freq = slot_words.HABIT_FREQUENCY.search(low)
     if freq:
-        activity = frozenset(t for t in r.tokens if t not in sv.TIME_WORDS and not t[:1].isdigit())
+        activity = frozenset(
+            t for t in r.tokens if t not in slot_words.TIME_WORDS and not t[:1].isdigit()
+        )
         found.append(
             Slot("habit", param=activity, value=frozenset([freq.group()]), label=freq.group())
         )
@@ -427,11 +449,16 @@ def _qualifiers(low: str, at: int) -> set[str]:
     before = low[max(0, at - 40) : at]
     jm = re.search(r"([\u4e00-\u9fff\u30a0-\u30ffー]{2,})の?$", before)
     if jm:
-        return {jm.group(1)} - sv.GENERIC_JA
-    words = sv.EN_TOKEN.findall(before)[-2:]
+        return {jm.group(1)} - slot_words.GENERIC_JA
+    words = slot_words.EN_TOKEN.findall(before)[-2:]
     out = set()
     for w in reversed(words):
-        if w in sv.GENERIC or w.endswith("'s") or w in sv.TIME_WORDS or w[:1].isdigit():
+        if (
+            w in slot_words.GENERIC
+            or w.endswith("'s")
+            or w in slot_words.TIME_WORDS
+            or w[:1].isdigit()
+        ):
             break
         out.add(stem(w))
     return out
@@ -440,7 +467,7 @@ def _qualifiers(low: str, at: int) -> set[str]:
 def _drugs(low: str) -> set[str]:
     """Drug names in the text; Japanese "血圧の薬" keeps what the drug is for."""
     out: set[str] = set()
-    for pattern in sv.DRUG:
+    for pattern in slot_words.DRUG:
         for m in pattern.finditer(low):
             word = m.group()
             if word in ("薬", "錠"):
@@ -477,7 +504,7 @@ def _place(text: str, low: str, at: int) -> frozenset[str]:
         )
         out.update(re.findall(r"住まいは([\u4e00-\u9fff\u30a0-\u30ffー]{2,})", low))
         out.update(re.findall(r"([\u4e00-\u9fff\u30a0-\u30ffー]{2,}?)在住", low))
-        return frozenset(o for o in out if o not in sv.GENERIC_JA)
+        return frozenset(o for o in out if o not in slot_words.GENERIC_JA)
     start = max(0, at - 30)
     return frozenset(
         v

@@ -38,8 +38,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aimem.judges.heuristic import changes as ch
-from aimem.judges.heuristic import slots as sv
+from aimem.judges.heuristic import changes, slots
 from aimem.judges.heuristic.clauses import Clause, clauses
 from aimem.judges.heuristic.cues import rx
 from aimem.judges.heuristic.ends import (
@@ -248,7 +247,7 @@ def _replaces(n: Clause, o: Clause, *, transcript: bool) -> tuple[str, bool] | N
 
 def _adds(n: Clause) -> bool:
     """An added fact on the same topic ("also", "another", も): it replaces nothing."""
-    return bool(ch.ADDED.search(n.low))
+    return bool(changes.ADDED.search(n.low))
 
 
 #: "Genmaicha is my usual order": the user's fact, though a name comes first.
@@ -264,7 +263,7 @@ def _subject(c: Clause) -> str:
 def _same_subject(n: Clause, o: Clause) -> bool:
     if _subject(n) == _subject(o):
         return True
-    partners = {f"other:{p}" for p in sv.PARTNERS}
+    partners = {f"other:{p}" for p in slots.PARTNERS}
     return {n.subject, o.subject} <= {"user"} | partners and bool(
         n.reading.slot("relationship") and o.reading.slot("relationship")
     )
@@ -272,7 +271,7 @@ def _same_subject(n: Clause, o: Clause) -> bool:
 
 def _resumed(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A stop undone: "I'm running again" after "I've stopped running"."""
-    if not ch.RESUME.search(n.low):
+    if not changes.RESUME.search(n.low):
         return None
     if held(o):
         return None
@@ -284,14 +283,14 @@ def _switched(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A substitution: "I switched from Android to an iPhone" replaces what named Android."""
     if not held(o) or not about_user(o) or not held_alike(n, o):
         return None
-    for m in [*ch.FROM_VALUE.finditer(n.low), *ch.FROM_VALUE_JA.finditer(n.low)]:
+    for m in [*changes.FROM_VALUE.finditer(n.low), *changes.FROM_VALUE_JA.finditer(n.low)]:
         shared = specific(content_tokens(m.group("v")) & o.reading.tokens)
         if shared:
             return f"replaced: {first(shared).lstrip('#')}", True
     changed_attr = _attribute_changed(n, o)
     if changed_attr:
         return f"changed: {changed_attr}", True
-    for m in ch.NOT_VALUE.finditer(n.low):
+    for m in changes.NOT_VALUE.finditer(n.low):
         value = content_tokens(next(g for g in m.groups() if g).rstrip(".'"))
         shared = value & o.reading.tokens  # a weekday counts here: "Thursday, not Friday"
         # the value set aside, and the frame too: "the dentist is Tuesday, not Monday" after
@@ -311,13 +310,13 @@ def _attribute_changed(n: Clause, o: Clause) -> str:
 
     Another owner's attribute is another thing: "家のプリンター" is not "会社のプリンター".
     """
-    m = ch.ATTRIBUTE_CHANGED.search(n.low)
+    m = changes.ATTRIBUTE_CHANGED.search(n.low)
     if not m:
         return ""
     attr = m.group("en") or m.group("ja")
     if m.group("en"):
         return attr if re.search(rf"\b{re.escape(attr)}\b (?:is|are|was)\b", o.low) else ""
-    if re.search(sv.OTHER_PERSON_JA, attr) or not re.search(rf"{attr}(?:は|が|:)", o.low):
+    if re.search(slots.OTHER_PERSON_JA, attr) or not re.search(rf"{attr}(?:は|が|:)", o.low):
         return ""
     owner_new = re.search(rf"([^\s、。はがを]{{1,4}})の{attr}", n.low)
     owner_old = re.search(rf"([^\s、。はがを]{{1,4}})の{attr}", o.low)
@@ -378,7 +377,11 @@ def _entity_ended(n: Clause, o: Clause) -> tuple[str, bool] | None:
     name = n.subject.split(":", 1)[1]
     if not re.search(rf"\b{re.escape(name)}\b", o.low):
         return None
-    if ch.END_EVENT.search(n.low) or ch.END_ACT.search(n.low) or ch.RENAMED.search(n.low):
+    if (
+        changes.END_EVENT.search(n.low)
+        or changes.END_ACT.search(n.low)
+        or changes.RENAMED.search(n.low)
+    ):
         return f"{name}: ended or changed", True
     return None
 
@@ -421,8 +424,8 @@ def _new_attribute_of(n: Clause) -> frozenset[str]:
     m = _NEW_ATTRIBUTE.search(n.low)
     if m is None or _ADDS_UP.search(m.group(1)):
         return frozenset()
-    people = ch.PERSON_WORDS & set(m.group(1).split())
-    if people and not ch.SINGLE_VALUED.search(" ".join(people)):
+    people = changes.PERSON_WORDS & set(m.group(1).split())
+    if people and not changes.SINGLE_VALUED.search(" ".join(people)):
         return frozenset()  # a new friend adds one; a new manager or landlord replaces one
     return specific(content_tokens(m.group(1)))
 
@@ -463,7 +466,7 @@ def _frame_changed(n: Clause, o: Clause) -> tuple[str, bool] | None:
     said = same_frame(o.text, n.text, changed=moved_on)
     if not said:
         return None
-    single = bool(ch.SINGLE_VALUED.search(o.low))
+    single = bool(changes.SINGLE_VALUED.search(o.low))
     if not moved_on and _WHEN.search(said) and _INDEFINITE.search(o.low + " " + n.low):
         return None  # "a dentist appointment on Friday", one on Monday: two appointments
     return f"same fact, new value: {said}", moved_on or single
@@ -522,7 +525,7 @@ def _count_changed(n: Clause, o: Clause) -> tuple[str, bool] | None:
 
 def _renamed(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A new name for the thing the old clause names ("the project is now called Falcon")."""
-    if not ch.RENAMED.search(n.low) or not _NAMES.search(o.low):
+    if not changes.RENAMED.search(n.low) or not _NAMES.search(o.low):
         return None
     shared = specific(n.reading.entities & o.reading.entities) or specific(
         n.reading.tokens & o.reading.tokens
@@ -546,23 +549,27 @@ _OTHER_OCCASION = rx(
 
 
 def _decides(n: Clause) -> bool:
-    return bool(ch.DECIDED.search(n.low))
+    return bool(changes.DECIDED.search(n.low))
 
 
 def _plan_settled(n: Clause, o: Clause) -> tuple[str, bool] | None:
     """A decision, booking or cancellation of the plan the old clause holds."""
-    if n.mood not in ("stated", "joint") or not _same_subject(n, o) or ch.HEARSAY.search(o.low):
+    if (
+        n.mood not in ("stated", "joint")
+        or not _same_subject(n, o)
+        or changes.HEARSAY.search(o.low)
+    ):
         return None
     if ends_previous(n):
         return None  # "the previous trip was cancelled" settles no plan at hand
     shared = specific(n.reading.tokens & o.reading.tokens)
     if not (
         _decides(n)
-        or ch.END_ACT.search(n.low)
-        or ch.END_EVENT.search(n.low)
+        or changes.END_ACT.search(n.low)
+        or changes.END_EVENT.search(n.low)
         or _PLAN_MOVED.search(n.low)
     ):
-        if len(shared) >= 2 and _DONE.search(n.low) and not ch.PLANNED.search(n.low):
+        if len(shared) >= 2 and _DONE.search(n.low) and not changes.PLANNED.search(n.low):
             return f"plan done: {', '.join(sorted(shared)[:2]).lstrip('#')}", False
         return None
     thing = ended_thing(n)

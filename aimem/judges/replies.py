@@ -1,16 +1,30 @@
-"""What the model must return, and how one reply is read and validated.
+"""What the model must return, how a reply is checked, and what aimem makes of it.
 
 ``JudgeOutput`` is both the structured-output schema sent with every request and the
-validator of what comes back; ``parse_output`` turns a reply into one or raises
-``InvalidOutputError`` with a reason the model can act on in a corrective re-ask.
-Shared by the single and the batch judging paths.
+validator of what comes back; ``parse_output`` (one item) and ``parse_batch`` (a batch,
+item by item) turn a reply into outputs or raise ``InvalidOutputError`` with a reason
+the model can act on in a corrective re-ask. ``RequestEvidence`` gathers what the
+requests of one interpretation cost and why they failed.
+
+What aimem changes in a valid answer before it is stored, and how it says so:
+
+* an interpretation still unfaithful after the re-ask is replaced by the content itself,
+  flagged at the start of the rationale (``KEPT_CONTENT_FLAG``): nothing is lost, and a
+  distorted fact is worse than an unpolished one;
+* a small model's components are blended with the offline heuristic's, which on the
+  labelled sets ranks better than the model alone (``bench/real_model.py``), and the
+  related memories the heuristic's precise rules find out of date are added to the
+  model's: a 1.5B model rarely names one (knowledge-update current-first 1/4 against the
+  heuristic's 3/4), but a looser rule must not retire what the model kept.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -18,6 +32,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from aimem.exceptions import ValidationError
 from aimem.judges.transport import UnreadableResponseError
+from aimem.models import Interpretation
 from aimem.scoring import COMPONENT_MAX, COMPONENTS
 from aimem.validation import (
     MAX_COUNT,
@@ -35,6 +50,8 @@ if TYPE_CHECKING:  # annotations only: importing openai costs most of a second
     from openai.types.shared_params import ResponseFormatJSONSchema
 
 __all__ = [
+    "BATCH_RESPONSE_FORMAT",
+    "KEPT_CONTENT_FLAG",
     "MAX_INTERPRETATION_CHARS",
     "MAX_RATIONALE_CHARS",
     "RESPONSE_FORMAT",
@@ -43,16 +60,24 @@ __all__ = [
     "InvalidOutputError",
     "JudgeOutput",
     "Reply",
+    "RequestEvidence",
+    "batch_response_format",
+    "blend",
     "check_supersedes_shown",
     "corrective_messages",
     "describe_validation",
+    "kept_content",
     "output_object_schema",
+    "parse_batch",
     "parse_output",
     "read_reply",
+    "replace_output",
+    "reply_list",
     "response_format",
     "scaled_to_fractions",
     "strip_code_fence",
     "validate_fields",
+    "with_supersedes",
 ]
 
 # A model answer longer than MAX_INTERPRETATION_CHARS / MAX_RATIONALE_CHARS (the stored
@@ -196,6 +221,45 @@ def response_format(
 
 RESPONSE_FORMAT = response_format(supersession=True)
 RESPONSE_FORMAT_V1 = response_format(supersession=False)
+
+
+def batch_response_format(
+    supersession: bool = True,
+    scale: int | None = None,
+    count: int | None = None,
+    shown: int | None = None,
+) -> ResponseFormatJSONSchema:
+    """The batch answer's schema; ``supersession=False`` for prompts before v2.
+
+    With ``count`` (interpret_batch.v3) the list holds exactly ``count`` answers and each
+    index lies in ``1..count``: a grammar engine then cannot drop, add or misnumber one.
+    ``scale`` and ``shown`` bound the components and ``supersedes`` as for one item.
+    """
+    index: dict[str, object] = {"type": "integer"}
+    if count is not None:
+        index = {"type": "integer", "minimum": 1, "maximum": count}
+    item = output_object_schema(
+        {"index": index}, supersession=supersession, scale=scale, shown=shown
+    )
+    answers: dict[str, object] = {"type": "array", "items": item}
+    if count is not None:
+        answers = {**answers, "minItems": count, "maxItems": count}
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "memory_interpretations",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": {"items": answers},
+                "required": ["items"],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+BATCH_RESPONSE_FORMAT = batch_response_format()
 
 
 def scaled_to_fractions(fields: object, scale: int | None) -> object:
@@ -385,3 +449,145 @@ def describe_validation(exc: PydanticValidationError) -> str:
         f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
         for err in exc.errors(include_url=False)
     )
+
+
+def parse_batch(
+    reply: Reply, count: int, shown: Sequence[int] | None = None, scale: int | None = None
+) -> tuple[dict[int, JudgeOutput], list[str]]:
+    """Validate a batch answer item by item.
+
+    ``shown[i]`` is how many related memories item ``i + 1`` showed: its ``supersedes``
+    may name no other (None: no such check). ``scale``: the prompt's component scale.
+
+    Returns ``({item number: output}, problems)``: numbers absent from the dict (missing,
+    duplicated, out of range or invalid) must be judged again one at a time.
+
+    Raises:
+        InvalidOutputError: the reply as a whole is unusable (refused, cut off, not JSON).
+    """
+    answers = reply_list(reply, "items")
+    outputs: dict[int, JudgeOutput] = {}
+    problems: list[str] = []
+    seen: dict[int, int] = {}
+    for answer in answers:
+        number = answer.get("index") if isinstance(answer, dict) else None
+        if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= count:
+            problems.append(f"an answer has no valid index (got {number!r})")
+            continue
+        seen[number] = seen.get(number, 0) + 1
+        fields = {k: v for k, v in answer.items() if k != "index"}
+        try:
+            output = JudgeOutput.model_validate_json(json.dumps(scaled_to_fractions(fields, scale)))
+            if shown is not None:
+                check_supersedes_shown(output, shown[number - 1])
+            outputs[number] = output
+        except PydanticValidationError as exc:
+            problems.append(f"item {number}: {describe_validation(exc)}")
+        except InvalidOutputError as exc:
+            problems.append(f"item {number}: {exc}")
+    for number, times in seen.items():
+        if times > 1:
+            outputs.pop(number, None)
+            problems.append(f"item {number} was answered {times} times")
+    problems += [f"item {n} was not answered" for n in range(1, count + 1) if n not in seen]
+    return outputs, problems
+
+
+# --- evidence of the requests ----------------------------------------------------------------
+
+
+@dataclass
+class RequestEvidence:
+    """What the requests of one interpretation cost, and why any failed.
+
+    A ``JudgeError`` carries it (requests sent, the last raw reply, one line per failure),
+    and every stored memory its token counts, latency and retries.
+    """
+
+    started: float = field(default_factory=time.perf_counter)
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str | None = None
+    last_raw: str | None = None
+    errors: list[str] = field(default_factory=list)
+    timeout: float = 30.0
+    #: The capabilities generation the last request was built with.
+    built_with: int = 0
+
+    def fail(self, reason: str) -> None:
+        """Note one failed request's reason."""
+        self.errors.append(f"request {self.requests}: {reason}")
+
+    def error_fields(self) -> dict[str, Any]:
+        """What a ``JudgeError`` carries of it."""
+        return {"attempts": self.requests, "last_raw": self.last_raw, "errors": self.errors}
+
+    def record(self, reply: Reply) -> None:
+        """Fold one reply's tokens, model name and raw text in."""
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+        self.model = reply.model or self.model
+        self.last_raw = reply.content if reply.content is not None else reply.refusal
+
+    def per_item(self, items: int) -> RequestEvidence:
+        """One item's part of a batch call: tokens split evenly, latency and retries shared."""
+        per = max(1, items)
+        return RequestEvidence(
+            started=self.started,
+            requests=self.requests,
+            prompt_tokens=-(-self.prompt_tokens // per),
+            completion_tokens=-(-self.completion_tokens // per),
+            model=self.model,
+        )
+
+
+# --- what aimem changes in a valid answer ----------------------------------------------------
+
+#: How a kept content is flagged in its rationale.
+KEPT_CONTENT_FLAG = "[interpretation kept as the content: {reason}]"
+
+
+def kept_content(output: JudgeOutput, content: str, reason: str) -> JudgeOutput:
+    """The model's scores with the content itself as the interpretation, flagged."""
+    flag = KEPT_CONTENT_FLAG.format(reason=reason)
+    rationale = f"{flag} {output.rationale}".strip()[:MAX_RATIONALE_CHARS]
+    kept = content.strip()[:MAX_INTERPRETATION_CHARS]
+    return replace_output(output, interpreted_content=kept, rationale=rationale)
+
+
+def replace_output(output: JudgeOutput, **changes: Any) -> JudgeOutput:
+    """A copy of ``output`` with some fields replaced (validated: the rules still hold)."""
+    return JudgeOutput.model_validate({**output.model_dump(), **changes})
+
+
+def blend(fields: dict[str, Any], offline: Interpretation, weight: float) -> dict[str, Any]:
+    """``fields`` with each component ``weight * offline + (1 - weight) * model``."""
+    if weight <= 0:
+        return fields
+    return {
+        **fields,
+        **{
+            name: round(weight * getattr(offline, name) + (1 - weight) * fields[name], 6)
+            for name in COMPONENTS
+        },
+    }
+
+
+def with_supersedes(fields: dict[str, Any], found: Sequence[tuple[int, str]]) -> dict[str, Any]:
+    """``fields`` (``supersedes`` counted from 0) plus the offline rules' precise findings.
+
+    ``found`` is ``find_superseded(..., precise=True)``: only an explicit change or end
+    tied to the very thing (a move against the residence, "sold the car", a new dose). A
+    small model misses updates, but its answer is not overruled by the looser rules (the
+    same frame with no change word, a changed count), which are the offline judge's own.
+    """
+    extra = tuple((i, why) for i, why in found if i not in fields["supersedes"])
+    if not extra:
+        return fields
+    reason = "; ".join(dict.fromkeys(why for _, why in extra))
+    return {
+        **fields,
+        "supersedes": (*fields["supersedes"], *(i for i, _ in extra)),
+        "supersede_reason": fields["supersede_reason"] or reason[:MAX_SUPERSEDE_REASON_CHARS],
+    }

@@ -1,11 +1,11 @@
-"""The facts worth keeping in a conversation's turns, in one chat call per batch of turns.
+"""A conversation's facts worth keeping: the extraction request and the checks on its reply.
 
-``extract(judge, turns, ...)`` is ``OpenAIJudge.extract_facts``: it renders
+``OpenAIJudge.extract_facts`` reads a batch of turns in one call: it renders
 ``prompts/extract.v2.md`` (each turn in its own data block, ids ``<nonce>-<index>``,
-the related memories numbered once for the batch), asks for ``{"facts": [...]}`` with a
+the related memories numbered once for the batch) and asks for ``{"facts": [...]}`` with a
 schema that bounds the components (0-5), the turn numbers (the batch's user turns) and
-``supersedes`` (the related memories shown), and sends it with the judge's own request
-machinery: transport retries, capability step-downs, the small-model gate and blend.
+``supersedes`` (the related memories shown). ``Extraction`` holds that request and checks
+the reply.
 
 A reply is checked fact by fact with ``JudgeOutput``'s rules plus two guards: the
 statement says nothing its user turns (and the context turn each answers) do not
@@ -23,21 +23,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from aimem.exceptions import JudgeError
-from aimem.judges.amendments import kept_content, replace_output
-from aimem.judges.evidence import Tally, share
 from aimem.judges.faithfulness import invented_reason, unfaithful_reason
-from aimem.judges.messages import one_line_json
-from aimem.judges.output import (
+from aimem.judges.prompts import PromptTemplate, load_prompt, new_nonce
+from aimem.judges.replies import (
     InvalidOutputError,
     JudgeOutput,
     Reply,
-    corrective_messages,
+    kept_content,
     output_object_schema,
+    replace_output,
     reply_list,
     validate_fields,
 )
-from aimem.judges.prompts import PromptTemplate, load_prompt, new_nonce
+from aimem.judges.requests import related_notes
 from aimem.models import Interpretation, Memory
 from aimem.saving.messages import Turn
 from aimem.validation import MAX_INTERPRETATION_CHARS, MAX_RATIONALE_CHARS, clean_text
@@ -46,22 +44,21 @@ if TYPE_CHECKING:  # openai only for annotations: importing it costs most of a s
     from openai.types.chat import ChatCompletionMessageParam
     from openai.types.shared_params import ResponseFormatJSONSchema
 
-    from aimem.judges.openai import OpenAIJudge
-
 __all__ = [
     "EXTRACT_PROMPT_VERSION",
     "MAX_SHOWN",
+    "Draft",
+    "Extraction",
     "Fact",
     "build_extract_messages",
-    "extract",
     "facts_response_format",
+    "unfaithful_facts",
 ]
 
-#: The prompt ``extract`` renders: ``prompts/extract.<version>.md``.
+#: The prompt an extraction renders: ``prompts/extract.<version>.md``.
 EXTRACT_PROMPT_VERSION = "v2"
-#: Related memories one extraction call shows (numbered for ``supersedes``), and how much of each.
+#: Related memories one extraction call shows (numbered for ``supersedes``).
 MAX_SHOWN = 10
-_RELATED_CHARS = 300
 #: The longest statement accepted, as for an interpretation: a runaway reply is re-asked.
 MAX_STATEMENT_CHARS = MAX_INTERPRETATION_CHARS
 #: Facts one user turn may yield at most (the schema's ``maxItems``): a bound on a runaway.
@@ -81,7 +78,7 @@ class Fact:
 
 
 @dataclass(frozen=True)
-class _Draft:
+class Draft:
     """A fact as the reply gave it, and why it is unfaithful (None: it is not)."""
 
     statement: str
@@ -93,6 +90,53 @@ class _Draft:
 
 def _template() -> PromptTemplate:
     return load_prompt("extract", EXTRACT_PROMPT_VERSION)
+
+
+class Extraction:
+    """One extraction call: the request it sends and the checks on the reply it gets."""
+
+    def __init__(
+        self,
+        turns: Sequence[Turn],
+        *,
+        user_context: str | None,
+        related: Sequence[Memory],
+        check_faithfulness: bool,
+    ) -> None:
+        self.turns = turns
+        self.template = _template()
+        self.sources = _sources(turns)
+        self.shown = min(len(related), MAX_SHOWN)
+        self.check_faithfulness = check_faithfulness
+        self.messages = build_extract_messages(turns, user_context=user_context, related=related)
+        self.schema = facts_response_format(list(self.sources), self.shown, self.template.scale)
+        #: What the user said: sizes the reply-length bound.
+        self.said = [t.text for t in turns if t.from_user]
+
+    def read(self, reply: Reply) -> list[Draft]:
+        """The reply's facts in conversation order, each with its unfaithfulness noted.
+
+        Raises:
+            InvalidOutputError: the reply as a whole, or any fact in it, breaks the rules.
+        """
+        return _parse(reply, self.sources, self.shown, self.template.scale, self.check_faithfulness)
+
+    def settled(self, drafts: Sequence[Draft]) -> list[Draft]:
+        """The facts to store: the unfaithful ones kept as said, each rationale naming its turns."""
+        settled = []
+        for draft in (_kept(d, self.turns) for d in drafts):
+            where = ", ".join(f"messages[{i}]" for i in draft.turns)
+            rationale = f"From {where}: {draft.output.rationale}"[:MAX_RATIONALE_CHARS]
+            output = replace_output(draft.output, rationale=rationale)
+            settled.append(Draft(draft.statement, draft.turns, output))
+        return settled
+
+
+def unfaithful_facts(drafts: Sequence[Draft]) -> str:
+    """Why facts are unfaithful, one clause each, for the re-ask ("" when none is)."""
+    return "; ".join(
+        f"the fact from turn {d.turns[0]}: {d.unfaithful}" for d in drafts if d.unfaithful
+    )
 
 
 def facts_response_format(
@@ -141,12 +185,7 @@ def build_extract_messages(
     Each turn is headed ``Turn <index> (<role>):`` outside its block, so no text inside a
     turn can pass itself off as another turn or as the user.
     """
-    notes = [
-        f"{n}. "
-        + ("near-duplicate: " if getattr(m, "near_duplicate", False) else "")
-        + one_line_json((m.interpreted_content or m.content)[:_RELATED_CHARS])
-        for n, m in enumerate(related[:MAX_SHOWN], start=1)
-    ]
+    notes = related_notes(related, numbered=True, most=MAX_SHOWN)
     context = user_context or "(none)"
     nonce = new_nonce(context, *notes, *(t.text for t in turns))
     blocks = [
@@ -180,14 +219,14 @@ def _sources(turns: Sequence[Turn]) -> dict[int, str]:
 
 def _parse(
     reply: Reply, sources: Mapping[int, str], shown: int, scale: int | None, check: bool
-) -> list[_Draft]:
+) -> list[Draft]:
     """The reply's facts, each with its unfaithfulness (if any) noted, in conversation order.
 
     Raises:
         InvalidOutputError: the reply as a whole, or any fact in it, breaks the schema's rules.
     """
     facts = reply_list(reply, "facts", cut_hint="; keep it short")
-    drafts: list[_Draft] = []
+    drafts: list[Draft] = []
     problems: list[str] = []
     for n, fact in enumerate(facts, start=1):
         try:
@@ -209,7 +248,7 @@ def _parse(
 
 def _draft(
     fact: object, sources: Mapping[int, str], shown: int, scale: int | None, check: bool
-) -> _Draft:
+) -> Draft:
     if not isinstance(fact, dict):
         raise InvalidOutputError("each fact must be a JSON object")
     fields = dict(fact)
@@ -237,7 +276,7 @@ def _draft(
         reason = invented_reason(source, statement) or _unsupported(source, statement)
         invented = reason is not None
         reason = reason or unfaithful_reason(statement, output.interpreted_content)
-    return _Draft(statement, tuple(sorted(turns)), output, reason, invented)
+    return Draft(statement, tuple(sorted(turns)), output, reason, invented)
 
 
 def _unsupported(source: str, statement: str) -> str | None:
@@ -265,87 +304,12 @@ def _latin(text: str) -> bool:
     return sum(c.isascii() and c.isalpha() for c in text) * 2 > sum(c.isalpha() for c in text)
 
 
-def _kept(draft: _Draft, turns: Sequence[Turn]) -> _Draft:
+def _kept(draft: Draft, turns: Sequence[Turn]) -> Draft:
     """A fact still unfaithful after the re-ask: the user's own words stand in for it."""
     if draft.unfaithful is None:
         return draft
     if not draft.invented:  # the statement is sound, its interpretation is not
         output = kept_content(draft.output, draft.statement, draft.unfaithful)
-        return _Draft(draft.statement, draft.turns, output)
+        return Draft(draft.statement, draft.turns, output)
     said = "\n".join(t.text for t in turns if t.index in draft.turns)
-    return _Draft(said, draft.turns, kept_content(draft.output, said, draft.unfaithful))
-
-
-def _problems(drafts: Sequence[_Draft]) -> str:
-    return "; ".join(
-        f"the fact from turn {d.turns[0]}: {d.unfaithful}" for d in drafts if d.unfaithful
-    )
-
-
-async def extract(
-    judge: OpenAIJudge,
-    turns: Sequence[Turn],
-    *,
-    user_context: str | None = None,
-    related: Sequence[Memory] = (),
-) -> list[Fact]:
-    """The facts worth keeping in ``turns``, in one chat call (two with the corrective re-ask).
-
-    ``related`` are memories the facts may supersede, numbered for the model (at most
-    ``MAX_SHOWN``). Facts come in conversation order; each records ``extract.v2``, the
-    model, and its share of the call's tokens; its rationale names its source turns.
-
-    Raises:
-        JudgeError: transport failures outlasted the retries, the endpoint refused the
-            request, or the reply was invalid twice.
-    """
-    template = _template()
-    sources = _sources(turns)
-    shown = min(len(related), MAX_SHOWN)
-    tally = Tally(timeout=judge.timeout)
-    messages = build_extract_messages(turns, user_context=user_context, related=related)
-    schema = facts_response_format(list(sources), shown, template.scale)
-    said = [t.text for t in turns if t.from_user]
-
-    def parse(reply: Reply) -> list[_Draft]:
-        return _parse(reply, sources, shown, template.scale, judge.check_faithfulness)
-
-    reply = await judge._send(messages, tally, schema, said)
-    drafts: list[_Draft] | None = None
-    try:
-        drafts = parse(reply)
-        problem = _problems(drafts)
-    except InvalidOutputError as exc:
-        problem = str(exc)
-    if problem:
-        tally.fail(f"invalid output: {problem}")
-        retry = [*messages, *corrective_messages(reply, problem, template.scale)]
-        second = await judge._send(retry, tally, schema, said)
-        try:
-            drafts = parse(second)
-        except InvalidOutputError as exc:
-            tally.fail(f"invalid output: {exc}")
-            if drafts is None:
-                raise JudgeError(
-                    f"The model returned invalid output twice (last: {exc}). Try a stronger "
-                    "model, or check that the endpoint supports json_schema structured output.",
-                    attempts=tally.requests,
-                    last_raw=tally.last_raw,
-                    errors=tally.errors,
-                ) from exc
-        else:
-            if _problems(drafts):
-                tally.fail(f"invalid output: {_problems(drafts)}")
-    assert drafts is not None
-    portion = share(tally, len(drafts))
-    facts = []
-    for draft in (_kept(d, turns) for d in drafts):
-        where = ", ".join(f"messages[{i}]" for i in draft.turns)
-        output = replace_output(
-            draft.output, rationale=f"From {where}: {draft.output.rationale}"[:MAX_RATIONALE_CHARS]
-        )
-        interpretation = await judge._interpretation(
-            output, portion, draft.statement, user_context, related, template.version
-        )
-        facts.append(Fact(draft.statement, interpretation, draft.turns))
-    return facts
+    return Draft(said, draft.turns, kept_content(draft.output, said, draft.unfaithful))
