@@ -148,7 +148,10 @@ def test_an_unusable_answer_falls_back_to_single_calls(tmp_path: Path, stub: Ope
     assert {m.prompt_version for m in saved} == {"interpret.v4"}
 
 
-def test_a_failing_endpoint_does_not_multiply_requests(tmp_path: Path, stub: OpenAIStub) -> None:
+def test_a_failing_endpoint_does_not_multiply_requests(
+    tmp_path: Path, stub: OpenAIStub, waits: list[float]
+) -> None:
+    # waits: the retries' backoff is recorded, not slept through (about 4 s saved)
     down = StubReply(status=500, body={"error": {"message": "down", "type": "server"}})
     stub.enqueue(*[down] * 3)
     with _store(tmp_path, stub) as store:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import _memories
 import pytest
 
 from aimem.judges.base import Judge, judge_source
@@ -61,33 +62,13 @@ def scored(request: pytest.FixtureRequest, judge: HeuristicJudge) -> Any:
 
 
 def make_memory(content: str, **overrides: Any) -> Memory:
-    now = datetime(2025, 1, 1, tzinfo=UTC)
     fields: dict[str, Any] = {
-        "id": "m1",
-        "namespace": "default",
-        "content": content,
-        "interpreted_content": content,
-        "emotional_impact": 0.1,
-        "user_relevance": 0.1,
-        "novelty": 0.1,
-        "utility": 0.1,
-        "priority_score": 0.4,
-        "rationale": "",
-        "user_context": None,
         "score_source": "heuristic",
         "model": "aimem-heuristic",
         "prompt_version": "heuristic-v6",
-        "created_at": now,
-        "updated_at": now,
-        "last_accessed_at": now,
-        "access_count": 0,
-        "pinned": False,
-        "version": 1,
-        "archived_at": None,
-        "archive_reason": None,
+        "now": datetime(2025, 1, 1, tzinfo=UTC),
     }
-    fields.update(overrides)
-    return Memory(**fields)
+    return _memories.make_memory("m1", content, **(fields | overrides))
 
 
 def in_bounds(i: Interpretation) -> bool:

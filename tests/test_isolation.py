@@ -31,6 +31,7 @@ from typing import Any
 
 import pytest
 from _db import Target, reader, rows, scalar, tables
+from _judges import FlakyJudge
 from _stores import on_postgres, store_url
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -98,25 +99,6 @@ if on_postgres():  # BM25's per-namespace counts: a table of aimem's own on Post
 NOT_NAMESPACED = re.compile(r"aimem_meta|memories_fts.*|memories_active_fts.*")
 
 Snapshot = dict[str, list[tuple[Any, ...]]]
-
-
-class FlakyJudge(FixedJudge):
-    """Judges by the ``[score=...]`` marker rule, or fails while ``down`` is set."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.down = False
-
-    async def interpret(
-        self,
-        content: str,
-        *,
-        user_context: str | None = None,
-        related: Sequence[aimem.Memory] = (),
-    ) -> aimem.Interpretation:
-        if self.down:
-            raise aimem.JudgeError("endpoint down")
-        return await super().interpret(content, user_context=user_context, related=related)
 
 
 # -- the shared database and what must not change ----------------------------------------

@@ -8,32 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from _judges import FlakyJudge
 from _stores import store_url
 
 import aimem
 from aimem.storage.schema import SCHEMA_VERSION
 from aimem.testing import FixedJudge
-
-
-class FlakyJudge(FixedJudge):
-    """Fails while ``down`` is set, then judges by the marker rule."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.down = True
-
-    async def interpret(
-        self,
-        content: str,
-        *,
-        user_context: str | None = None,
-        related: Sequence[aimem.Memory] = (),
-    ) -> aimem.Interpretation:
-        if self.down:
-            self.calls.append(content)
-            raise aimem.JudgeError("endpoint down")
-        return await super().interpret(content, user_context=user_context, related=related)
-
 
 # -- judge failure policy ------------------------------------------------------------
 
@@ -41,7 +21,7 @@ class FlakyJudge(FixedJudge):
 def test_pending_is_the_default_and_keeps_the_raw_content(
     db_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    judge = FlakyJudge()
+    judge = FlakyJudge(down=True)
     with aimem.MemoryStore(db_url, judge=judge, max_memories=1) as store:
         judged_first = None
         judge.down = False
@@ -66,7 +46,7 @@ def test_pending_is_the_default_and_keeps_the_raw_content(
 
 
 def test_reinterpret_pending_judges_them_later(db_url: str) -> None:
-    judge = FlakyJudge()
+    judge = FlakyJudge(down=True)
     with aimem.MemoryStore(db_url, judge=judge, max_memories=1) as store:
         a = store.save("low [score=0.4]")
         b = store.save("high [score=0.9]")
@@ -85,7 +65,7 @@ def test_reinterpret_pending_judges_them_later(db_url: str) -> None:
 
 
 def test_raise_policy_writes_nothing(db_url: str) -> None:
-    with aimem.MemoryStore(db_url, judge=FlakyJudge(), on_judge_error="raise") as store:
+    with aimem.MemoryStore(db_url, judge=FlakyJudge(down=True), on_judge_error="raise") as store:
         with pytest.raises(aimem.JudgeError):
             store.save("x")
         with pytest.raises(aimem.JudgeError):
@@ -112,7 +92,7 @@ def test_save_many_pends_only_the_items_whose_judgement_failed(db_url: str) -> N
 
 
 def test_update_never_pends_an_existing_memory(db_url: str) -> None:
-    judge = FlakyJudge()
+    judge = FlakyJudge(down=True)
     judge.down = False
     with aimem.MemoryStore(db_url, judge=judge) as store:
         m = store.save("old [score=0.6]")
