@@ -500,6 +500,13 @@ def _spelled_out(*ops: Op, min_priority_score: float = 0.0, embedder: bool = Fal
             id="restore-of-a-memory-below-min_priority_score",
         ),
         pytest.param(
+            _spelled_out(
+                ("compress", ("low",), (_flat(0.05),)),  # 0.2 < 0.3, yet a compress keeps it
+                min_priority_score=0.3,
+            ),
+            id="compress-of-an-item-below-min_priority_score",
+        ),
+        pytest.param(
             # HashEmbedder(dim=16) hashes "aa" and "ah" to one slot with opposite signs.
             _spelled_out(("client", "aa ah", None, None, _SCORED), embedder=True),
             id="an-embedder-that-returns-a-zero-vector",

@@ -384,7 +384,8 @@ class Backend:
                     sql.reinforce(conn, namespace, [existing])
                     memory_id = existing
                 else:
-                    memory_id = sql.insert_memory(conn, namespace, item, digest)
+                    via = "compress" if archive_others is not None else None
+                    memory_id = sql.insert_memory(conn, namespace, item, digest, via)
                     maybe.add(digest)
                     if item.supersedes_earlier:
                         earlier = tuple(ids[j] for j in item.supersedes_earlier)

@@ -346,8 +346,14 @@ def pending_ids(conn: Connection, namespace: str, limit: int | None) -> list[str
     return [row[0] for row in conn.execute(query)]
 
 
-def insert_memory(conn: Connection, namespace: str, item: NewMemory, digest: str) -> str:
-    """Insert one memory and its ``save`` event; returns the new id."""
+def insert_memory(
+    conn: Connection, namespace: str, item: NewMemory, digest: str, via: str | None = None
+) -> str:
+    """Insert one memory and its ``save`` event; returns the new id.
+
+    ``via`` names the operation when it is not a plain save (``"compress"``): an import
+    keeps such a memory active as its source did (``export_file.restored_last``).
+    """
     now = utcnow()
     memory_id = new_id()
     values = {"user_context": None, **_interpretation_values(item)}
@@ -368,7 +374,7 @@ def insert_memory(conn: Connection, namespace: str, item: NewMemory, digest: str
     ).scalar_one()
     if item.vector is not None:  # a new seq has no vector to replace
         _store_vector(conn, seq, item, replace=False)
-    record(conn, namespace, [(memory_id, 1)], "save", now)
+    record(conn, namespace, [(memory_id, 1)], "save", now, {"via": via} if via else None)
     return memory_id
 
 

@@ -245,11 +245,30 @@ def _parse_line(parsed: ParsedExport, number: int, line: bytes, model: type[M]) 
 
 
 def restored_last(parsed: ParsedExport) -> frozenset[str]:
-    """Memories whose last event in the file is a restore: the capacity run spares them."""
-    last: dict[str, str] = {}
+    """Memories the user kept on purpose: the import's capacity run spares them.
+
+    Those whose last event in the file is a restore, or the save of a ``compress`` (whose
+    items stay active whatever they score, until a later save applies the usual rules).
+    Export, import into an empty store, export again: the same bytes.
+    """
+    last: dict[str, tuple[str, str]] = {}
     for event in parsed.history:
-        last[event.memory_id] = event.event
-    return frozenset(i for i, e in last.items() if e == "restore")
+        last[event.memory_id] = (event.event, event.detail)
+    kept = {"restore"}
+    return frozenset(
+        i
+        for i, (e, detail) in last.items()
+        if e in kept or (e == "save" and _via(detail) == "compress")
+    )
+
+
+def _via(detail: str) -> object:
+    """The operation a history event's detail names (``{"via": "compress"}``), if any."""
+    try:
+        parsed = json.loads(detail)
+    except ValueError:
+        return None
+    return parsed.get("via") if isinstance(parsed, dict) else None
 
 
 # -- files ---------------------------------------------------------------------------------
