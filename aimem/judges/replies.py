@@ -20,6 +20,8 @@ What aimem changes in a valid answer before it is stored, and how it says so:
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import math
 import time
@@ -164,6 +166,12 @@ def _clean(value: str) -> str:
 SUPERSESSION_FIELDS = ("supersedes", "supersede_reason")
 
 
+@functools.cache
+def _judge_output_schema() -> dict[str, Any]:
+    """``JudgeOutput``'s JSON schema, made once: pydantic builds it anew on every call."""
+    return JudgeOutput.model_json_schema()
+
+
 def output_object_schema(
     extra: dict[str, object] | None = None,
     *,
@@ -182,11 +190,11 @@ def output_object_schema(
     integer bounds but not number ones, so a small model cannot answer out of range.
     ``shown`` bounds ``supersedes`` to the related memories the prompt numbered.
     """
-    schema = JudgeOutput.model_json_schema()
+    schema = _judge_output_schema()
     properties: dict[str, object] = {
         **(extra or {}),
         **{
-            name: {k: v for k, v in prop.items() if k not in ("title", "default")}
+            name: {k: copy.deepcopy(v) for k, v in prop.items() if k not in ("title", "default")}
             for name, prop in schema["properties"].items()
             if supersession or name not in SUPERSESSION_FIELDS
         },

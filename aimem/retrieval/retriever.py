@@ -289,28 +289,29 @@ class Retriever:
         if limit <= 0:
             return []
         wanted = limit + len(exclude)
-        keyword = await self._db_call(
-            self._db.keyword_search,
-            self._namespace,
-            content,
-            limit=wanted,
-            related=True,
-        )
+        # a long turn or a request: its stated facts, without the request's words; and
+        # the slot's words, as memories of the same slot may share no word with the content
         facts = self.reading.stated_facts(content)
-        if facts:  # a long turn or a request: its stated facts, without the request's words
-            stated = await self._db_call(
-                self._db.keyword_search, self._namespace, facts, limit=wanted, related=True
-            )
-            keyword = _interleave(stated, keyword)
         slots = self.reading.related_terms(content)
-        if slots:  # the memories of the same slot may share no word with the content
-            same_slot = await self._db_call(
-                self._db.keyword_search, self._namespace, slots, limit=wanted, related=True
-            )
-            keyword = _interleave(keyword, same_slot)
-        semantic = (
-            await self._semantic(vector, wanted, SearchFilters()) if vector is not None else []
+        queries = [content, *(q for q in (facts, slots) if q)]
+        model = None
+        if vector is not None:
+            assert self.embedder is not None
+            model = self.embedder.name
+        found, semantic = await self._db_call(
+            self._db.related_search,
+            self._namespace,
+            queries,
+            limit=wanted,
+            model=model,
+            vector=vector,
         )
+        keyword = found[0]
+        rest = iter(found[1:])
+        if facts:
+            keyword = _interleave(next(rest), keyword)
+        if slots:
+            keyword = _interleave(keyword, next(rest))
         if exclude:
             keyword = [(m, s) for m, s in keyword if m.id not in exclude]
             semantic = [(m, s) for m, s in semantic if m.id not in exclude]

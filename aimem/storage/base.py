@@ -242,6 +242,41 @@ class Backend:
             lambda conn: self._vectors.nearest(conn, namespace, model, vector, limit, filters)
         )
 
+    def related_search(
+        self,
+        namespace: str,
+        queries: Sequence[str],
+        *,
+        limit: int,
+        model: str | None = None,
+        vector: Vector | None = None,
+    ) -> tuple[list[list[tuple[Memory, float]]], list[tuple[Memory, float]]]:
+        """A related lookup in one read: keyword matches per query, and the nearest vectors.
+
+        What a save asks before it is judged (the content, its stated facts, its slot
+        words; with an embedder, the nearest memories by ``model``): one connection and
+        one trip to the store's threads instead of one per search.
+        """
+        filters = SearchFilters()
+
+        def work(
+            conn: Connection,
+        ) -> tuple[list[list[tuple[Memory, float]]], list[tuple[Memory, float]]]:
+            keyword = [
+                self._keyword_matches(
+                    conn, namespace, query, limit=limit, filters=filters, related=True
+                )
+                for query in queries
+            ]
+            semantic = (
+                self._vectors.nearest(conn, namespace, model, vector, limit, filters)
+                if model is not None and vector is not None
+                else []
+            )
+            return keyword, semantic
+
+        return self._reading(work)
+
     def vector_models(self, namespace: str) -> dict[str, int]:
         """Active memories with a vector, per embedder name (what the stored vectors came from)."""
         return self._reading(lambda conn: sql_vectors.vector_models(conn, namespace))

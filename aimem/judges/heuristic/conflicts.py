@@ -45,7 +45,16 @@ def find_contested(content: str, related: Sequence[str]) -> tuple[int, ...]:
     """
     try:
         found = {v.index for v in verdicts(content, related)}
-        new = [c for c in clauses(content) if c.mood == "stated"]
+        # Only a stated change, or a single-valued slot, can contest (``_contests``): decided
+        # once per clause, so a save with neither reads no related memory at all.
+        new = [
+            c
+            for c in clauses(content)
+            if c.mood == "stated"
+            and c.subject != "other:beneficiary"
+            and (c.reading.change or any(s.kind in _SINGLE for s in c.reading.slots))
+            and not changes.ADDED.search(c.low)
+        ]
         if not new:
             return tuple(sorted(found))
         for i, text in enumerate(related):
@@ -69,10 +78,8 @@ def _contests(n: Clause, o: Clause) -> bool:
     rn, ro = n.reading, o.reading
     if _slot_differs(rn, ro):
         return True
-    shared = shared_tokens(rn.tokens, ro.tokens)
-    if not shared:
-        return False
-    return rn.change and len(shared) >= 2
+    # words in common count only for a change: no need to find them otherwise
+    return rn.change and len(shared_tokens(rn.tokens, ro.tokens)) >= 2
 
 
 def _slot_differs(rn: Reading, ro: Reading) -> bool:

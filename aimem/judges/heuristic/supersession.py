@@ -37,6 +37,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from aimem.judges.heuristic import changes, slots
 from aimem.judges.heuristic.clauses import Clause, clauses
@@ -89,7 +90,25 @@ def find_superseded(
 
 
 def verdicts(content: str, related: Sequence[str]) -> tuple[Verdict, ...]:
-    """One ``Verdict`` per related memory that ``content`` supersedes. Never raises."""
+    """One ``Verdict`` per related memory that ``content`` supersedes. Never raises.
+
+    A save asks twice (the judge, then the contested-fact reading) and a small model's
+    amendment once more: the answer for the same texts is kept, not read again.
+    """
+    try:
+        key = (content, tuple(related))
+        hash(key)
+    except TypeError:  # not texts: read them as they are (the rules skip what is no str)
+        return _verdicts(content, related)
+    return _remembered_verdicts(*key)
+
+
+@lru_cache(maxsize=64)
+def _remembered_verdicts(content: str, related: tuple[str, ...]) -> tuple[Verdict, ...]:
+    return _verdicts(content, related)
+
+
+def _verdicts(content: str, related: Sequence[str]) -> tuple[Verdict, ...]:
     try:
         speaker, said = _speaker(content if isinstance(content, str) else "")
         new = [c for c in clauses(said) if c.mood in ("stated", "planned", "asked")]
