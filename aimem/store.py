@@ -1,9 +1,14 @@
-"""The facades users hold: ``AsyncMemoryStore`` (the one implementation) and ``MemoryStore``.
+"""``AsyncMemoryStore``: the one implementation of a store, in one class.
 
 A save flows: validate -> exact-duplicate check (no LLM call) -> related memories ->
 judge (one LLM call, outside any transaction) -> one transaction that inserts, logs
-history and runs the capacity manager. ``MemoryStore`` only forwards each call to the
-async twin on aimem's background loop, so both share every decision.
+history and runs the capacity manager. The store turns its arguments into settings, a
+backend, a judge, an embedder and a retriever, and runs every database call on threads
+of its own (never on an event loop, where a lock wait would hold up every other store
+on it). What is heavy is a collaborator it holds: ``saving.contents.Judging`` (contents
+to memories ready to write) and ``transfer.portability.Portability`` (export, import,
+re-embedding, backup). ``MemoryStore`` (``sync_store.py``) forwards each call to it on
+aimem's background loop, so both share every decision.
 """
 
 from __future__ import annotations

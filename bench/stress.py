@@ -4,7 +4,7 @@ Default mode: ``--processes`` workers each make ``--saves`` saves into one fresh
 ``max_memories=--max-memories`` (``min_priority_score=0``, judge ``FixedJudge`` with
 varied ``[score=...]`` markers), all starting at once. Each worker fsyncs the id of every
 save that returned to its acknowledgement file; an observer thread samples the capped
-count through fresh read-only connections during the run, and the history log is
+count through a read-only connection of its own during the run, and the history log is
 replayed for the count at every commit. Prints one JSON line: processes,
 saves_per_process, acknowledged, present, lost, total_rows, final_active, cap,
 max_observed_active, observer_samples, history_peak_active, errors, exit_codes, wall_s,
