@@ -500,6 +500,21 @@ def _spelled_out(*ops: Op, min_priority_score: float = 0.0, embedder: bool = Fal
             id="restore-of-a-memory-below-min_priority_score",
         ),
         pytest.param(
+            Scenario(
+                "default",
+                1,
+                0.25,
+                True,
+                False,
+                False,  # exported without history: restored_at says it was restored
+                (
+                    ("client", "low", None, None, _flat(0.05)),
+                    ("restore", 0),
+                ),
+            ),
+            id="restore-below-min_priority_score-exported-without-history",
+        ),
+        pytest.param(
             _spelled_out(
                 ("compress", ("low",), (_flat(0.05),)),  # 0.2 < 0.3, yet a compress keeps it
                 min_priority_score=0.3,

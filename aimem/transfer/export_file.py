@@ -249,8 +249,14 @@ def restored_last(parsed: ParsedExport) -> frozenset[str]:
 
     Those whose last event in the file is a restore, or the save of a ``compress`` (whose
     items stay active whatever they score, until a later save applies the usual rules).
-    Export, import into an empty store, export again: the same bytes.
+    A file without history has no events to read: there, the active memories the user
+    restored (``restored_at``). Export, import into an empty store, export again: the
+    same bytes.
     """
+    if not parsed.header_history:  # no events to read: a restored memory still says so
+        return frozenset(
+            m.id for m in parsed.memories if m.restored_at is not None and m.archived_at is None
+        )
     last: dict[str, tuple[str, str]] = {}
     for event in parsed.history:
         last[event.memory_id] = (event.event, event.detail)
