@@ -273,3 +273,63 @@ def test_a_server_gone_for_good_is_a_typed_error_after_the_reconnect_window(
         with pytest.raises(aimem.StorageError, match="cannot reach the PostgreSQL server"):
             store.save("never acknowledged [score=0.5]")
         assert time.monotonic() - started < 10
+
+
+# -- a read replica (?read_host=): tested against the one server, both URLs naming it --------
+
+
+def _with_option(url: str, option: str) -> str:
+    return f"{url}{'&' if '?' in url else '?'}{option}"
+
+
+def _applications(url: str) -> set[str]:
+    """The application names of the connections open to this store's database."""
+    database = url.split("?")[0].rsplit("/", 1)[1]
+    rows = _sql(
+        url,
+        "SELECT application_name FROM pg_stat_activity "
+        f"WHERE datname = '{database}' AND pid <> pg_backend_pid()",
+    )
+    return {str(name) for (name,) in rows}
+
+
+def test_reads_go_to_the_read_host_and_writes_to_the_primary(tmp_path: Path) -> None:
+    url = store_url(tmp_path / "replica")
+    host = url.split("@", 1)[1].split("/", 1)[0]  # host:port of the one server
+    replicated = _with_option(url, f"read_host={host}")
+    embedder = HashEmbedder()
+    with aimem.MemoryStore(replicated, judge=FixedJudge(), embedder=embedder) as store:
+        backend = store._async._db
+        assert backend.reads_from_replica
+        saved = store.save("I keep bees on the roof [score=0.60]")
+        hits = store.search("bees", mode="hybrid")
+        assert [h.memory.id for h in hits] == [saved.id]
+        assert store.get(saved.id).content == saved.content
+        assert [m.id for m in store.list()] == [saved.id]
+        assert _applications(url) == {"aimem", "aimem-read"}
+    assert _applications(url) == set()  # closing released both pools
+
+
+def test_without_a_read_host_reads_share_the_primary_pool(tmp_path: Path) -> None:
+    url = store_url(tmp_path / "primary-only")
+    with aimem.MemoryStore(url, judge=FixedJudge()) as store:
+        store.save("I keep bees on the roof [score=0.60]")
+        assert store.search("bees", mode="keyword")
+        assert not store._async._db.reads_from_replica
+        assert _applications(url) == {"aimem"}
+
+
+@pytest.mark.parametrize(
+    "value", ["", "db.example:port", "db.example:0", "db.example:70000", "db.example/x"]
+)
+def test_a_bad_read_host_is_one_line_and_opens_nothing(tmp_path: Path, value: str) -> None:
+    url = store_url(tmp_path / "bad-read-host")
+    option = f"read_host={value}"
+    if not value:  # an empty value means no replica, not an error
+        with aimem.MemoryStore(_with_option(url, option), judge=FixedJudge()) as store:
+            assert not store._async._db.reads_from_replica
+        return
+    with pytest.raises(aimem.StorageError) as refused:
+        aimem.MemoryStore(_with_option(url, option), judge=FixedJudge())
+    assert "\n" not in str(refused.value) and "read_host" in str(refused.value)
+    assert _applications(url) == set()

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, create_engine, text
+from sqlalchemy import Connection, Engine, create_engine, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
@@ -34,7 +34,7 @@ from aimem.storage.postgres_schema import migrate
 from aimem.storage.sql import SearchFilters
 from aimem.storage.vector_cache import VectorCache
 
-__all__ = ["DEFAULTS", "SCHEMES", "PostgresBackend", "masked", "parse_url"]
+__all__ = ["DEFAULTS", "READ_HOST", "SCHEMES", "PostgresBackend", "masked", "parse_url", "read_url"]
 
 SCHEMES = ("postgresql", "postgresql+psycopg", "postgres")
 #: Options aimem reads off the URL's query, with their defaults (the rest go to psycopg).
@@ -45,6 +45,10 @@ DEFAULTS = {
     "statement_timeout": 30_000,  # ms: a stuck statement (or lock wait) ends as an error
     "reconnect_timeout": 15,  # seconds an open store keeps retrying a lost server (restarts)
 }
+#: ``?read_host=host[:port]``: searches, listings and exports read from that server (a
+#: streaming replica), with the primary's user, password and database; writes, and the
+#: reads inside them, stay on the primary.
+READ_HOST = "read_host"
 _LOCK = text("SELECT pg_advisory_xact_lock(hashtext(:ns))")
 #: SQLSTATEs a second try may fix: serialization failure, deadlock ...
 _CONFLICT = frozenset({"40001", "40P01"})
@@ -73,7 +77,10 @@ def _normalised(url: str) -> str:
 
 
 def parse_url(url: str) -> tuple[URL, dict[str, int]]:
-    """The SQLAlchemy URL (psycopg driver) and aimem's options; StorageError, masked."""
+    """The SQLAlchemy URL (psycopg driver) and aimem's options; StorageError, masked.
+
+    ``?read_host=`` stays on the returned URL: ``read_url`` makes the replica's from it.
+    """
     try:
         parsed = make_url(_normalised(url))
     except (ArgumentError, ValueError) as exc:
@@ -98,6 +105,26 @@ def parse_url(url: str) -> tuple[URL, dict[str, int]]:
         if options[name] < 0 or (name == "pool_size" and options[name] < 1):
             raise StorageError(f"?{name} in the database URL must be positive")
     return parsed.set(query=query), options
+
+
+def read_url(parsed: URL) -> URL | None:
+    """The replica's URL from ``?read_host=host[:port]`` (None: read from the primary).
+
+    Raises:
+        StorageError: the value is not a host, or its port is not a port number.
+    """
+    raw = parsed.query.get(READ_HOST)
+    value = (raw[-1] if isinstance(raw, tuple) else raw or "").strip()
+    if not value:
+        return None
+    host, sep, port = value.rpartition(":") if value.count(":") == 1 else (value, "", "")
+    if not host or any(c in host for c in "/?#@ ") or (sep and not port.isdigit()):
+        raise StorageError(f"?{READ_HOST}={value[:40]} in the database URL is not host[:port]")
+    number = int(port) if sep else parsed.port
+    if number is not None and not 0 < number < 65536:
+        raise StorageError(f"?{READ_HOST}={value[:40]} in the database URL has no valid port")
+    primary = parsed.difference_update_query([READ_HOST])
+    return primary.set(host=host, port=number)
 
 
 def _state(exc: OperationalError) -> str | None:
@@ -136,28 +163,56 @@ class PostgresBackend(Backend):
             "options": _server_options(parsed, options["statement_timeout"]),
             "application_name": "aimem",
         }
-        self.engine = create_engine(
-            parsed.difference_update_query(["options"]),
-            pool_size=options["pool_size"],
-            max_overflow=options["max_overflow"],
-            pool_pre_ping=True,  # a connection the server dropped (restart) is replaced
-            connect_args=connect_args,
-            hide_parameters=True,  # a failing statement's message never carries values
-        )
-        self._reader = self.engine.execution_options(
+        replica = read_url(parsed)
+
+        def engine_for(target: URL, application: str) -> Engine:
+            return create_engine(
+                target.difference_update_query(["options", READ_HOST]),
+                pool_size=options["pool_size"],
+                max_overflow=options["max_overflow"],
+                # No ping per checkout (a round trip per unit of work): a connection the
+                # server dropped fails its first statement, SQLAlchemy empties the pool,
+                # and _with_retry runs the unit of work again on a fresh one (restarts).
+                pool_pre_ping=False,
+                connect_args={**connect_args, "application_name": application},
+                hide_parameters=True,  # a failing statement's message never carries values
+            )
+
+        self.engine = engine_for(parsed, "aimem")
+        #: Where reads go: the replica ``?read_host=`` names, else the primary. Its
+        #: connections say ``aimem-read`` in ``pg_stat_activity``.
+        self._read_engine = self.engine if replica is None else engine_for(replica, "aimem-read")
+        self._reader = self._read_engine.execution_options(
             isolation_level="REPEATABLE READ", postgresql_readonly=True
         )
         self._writes_ready = False
         try:
             self._prepare_writes()
         except BaseException:
-            self.engine.dispose()
+            self.close()
             raise
 
     @property
     def path(self) -> Path | None:
         """None: a server has no file."""
         return None
+
+    @property
+    def reads_from_replica(self) -> bool:
+        """Whether reads go to the server ``?read_host=`` names rather than the primary."""
+        return self._read_engine is not self.engine
+
+    def close(self) -> None:
+        """Release every pooled connection, the replica's too."""
+        super().close()
+        if self.reads_from_replica:
+            self._read_engine.dispose()
+
+    def after_fork(self) -> None:
+        """In a forked child: leave the parent's connections, the replica's too."""
+        super().after_fork()
+        if self.reads_from_replica:
+            self._read_engine.dispose(close=False)
 
     def _with_retry(self, operation: Callable[[], T]) -> T:
         """The shared retry loop, with the password scrubbed from any message it raises."""

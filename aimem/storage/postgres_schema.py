@@ -171,6 +171,77 @@ _TRIGGER_DDL = (
 )
 
 
+def _term_sources(event: str) -> str:
+    """Each changed row's distinct terms, -1 for the row before and +1 for the row after.
+
+    An UPDATE counts only rows whose terms or active state moved: a search's access bump
+    touches many rows and must not unpack their terms.
+    """
+    before = (
+        "SELECT u.t, -1 AS d, -(o.archived_at IS NULL)::int AS a FROM {old} o, "
+        "unnest(tsvector_to_array(o.fts)) AS u(t)"
+    )
+    after = (
+        "SELECT u.t, 1 AS d, (n.archived_at IS NULL)::int AS a FROM {new} n, "
+        "unnest(tsvector_to_array(n.fts)) AS u(t)"
+    )
+    if event == "INSERT":
+        return after.format(new="new_rows")
+    if event == "DELETE":
+        return before.format(old="old_rows")
+    moved = (
+        "(SELECT {side}.* FROM old_rows o JOIN new_rows n ON n.seq = o.seq "
+        "WHERE o.fts IS DISTINCT FROM n.fts OR (o.archived_at IS NULL) <> (n.archived_at IS NULL))"
+    )
+    return (
+        before.format(old=moved.format(side="o"))
+        + " UNION ALL "
+        + after.format(new=moved.format(side="n"))
+    )
+
+
+#: Per namespaced term, the memories holding it (all, and active): BM25's document
+#: frequencies read in one indexed lookup instead of counted through the GIN index on
+#: every search (``postgres_search.py``).
+_TERMS_FUNCTION = """CREATE OR REPLACE FUNCTION aimem_terms() RETURNS trigger
+LANGUAGE plpgsql AS $$
+    BEGIN
+      IF TG_OP = 'INSERT' THEN
+        {insert};
+      ELSIF TG_OP = 'DELETE' THEN
+        {delete};
+      ELSE
+        {update};
+      END IF;
+      RETURN NULL;
+    END $$""".format(
+    **{
+        event.lower(): "INSERT INTO aimem_terms AS t (term, docs, active_docs) "
+        f"SELECT d.t, sum(d.d), sum(d.a) FROM ({_term_sources(event)}) AS d GROUP BY d.t "
+        "HAVING sum(d.d) <> 0 OR sum(d.a) <> 0 ORDER BY d.t "
+        "ON CONFLICT (term) DO UPDATE SET docs = t.docs + EXCLUDED.docs, "
+        "active_docs = t.active_docs + EXCLUDED.active_docs"
+        for event in ("INSERT", "DELETE", "UPDATE")
+    }
+)
+
+_TERMS_DDL = (
+    """CREATE TABLE IF NOT EXISTS aimem_terms (
+        term text PRIMARY KEY, docs bigint NOT NULL DEFAULT 0,
+        active_docs bigint NOT NULL DEFAULT 0)""",
+    _TERMS_FUNCTION,
+    *_per_statement("memories_terms", "aimem_terms"),
+)
+
+#: Counts every stored memory's terms afresh (the table is new, or was out of step).
+_TERMS_BACKFILL = (
+    "TRUNCATE aimem_terms",
+    "INSERT INTO aimem_terms (term, docs, active_docs) SELECT u.t, count(*), "
+    "count(*) FILTER (WHERE m.archived_at IS NULL) FROM memories m, "
+    "unnest(tsvector_to_array(m.fts)) AS u(t) GROUP BY u.t",
+)
+
+
 def _readable_interpretations(conn: Connection) -> None:
     """Version 5: recall terms and contested links; framing out of texts and the index."""
     conn.exec_driver_sql(
@@ -186,8 +257,9 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {5: _readable_interpretati
 FIRST_VERSION = 4
 #: PostgreSQL's own functions and triggers, which change with no table changing: stamped
 #: apart from the shared ``SCHEMA_VERSION`` (SQLite has nothing to migrate) and brought
-#: up to date at open. 2: the counters are kept per statement, not per row.
-TRIGGERS_REVISION = 2
+#: up to date at open. 2: the counters are kept per statement, not per row. 3: per-term
+#: document counts (``aimem_terms``).
+TRIGGERS_REVISION = 3
 _REVISION_KEY = "pg_triggers"
 
 
@@ -196,6 +268,7 @@ _REVISION_KEY = "pg_triggers"
 _OUR_COLUMNS = {
     **{t.name: frozenset(t.columns.keys()) for t in METADATA.sorted_tables},
     "aimem_fts_stats": frozenset({"namespace", *_FTS}),
+    "aimem_terms": frozenset({"term", "docs", "active_docs"}),
 }
 _TABLE_COLUMNS = text(
     "SELECT c.relname, a.attname FROM pg_class c "
@@ -258,8 +331,12 @@ def _triggers_revision(conn: Connection) -> int:
 def create_schema(conn: Connection) -> None:
     """Create every table, index, function and trigger, stamped with this version."""
     METADATA.create_all(conn)
-    for ddl in _TRIGGER_DDL:
+    revision = _triggers_revision(conn) if stored_version(conn) is not None else None
+    for ddl in (*_TRIGGER_DDL, *_TERMS_DDL):
         conn.exec_driver_sql(ddl)
+    if revision is not None and revision < 3:  # the counts start from what is stored
+        for ddl in _TERMS_BACKFILL:
+            conn.exec_driver_sql(ddl)
     if stored_version(conn) is None:
         conn.execute(META.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
     stamp = pg_insert(META).values(key=_REVISION_KEY, value=str(TRIGGERS_REVISION))

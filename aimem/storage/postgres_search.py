@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from sqlalchemy import Connection, bindparam, select, text
+from sqlalchemy import Connection, Float, column, text
 
 from aimem.models import Memory
-from aimem.storage.sql import MEMORIES, SearchFilters, m, memory_of
+from aimem.storage.sql import MEMORIES, SearchFilters, memory_of
 from aimem.storage.sqlite_search import RELATED_POSTINGS, SEARCH_POSTINGS
 from aimem.text.keywords import scoped, search_terms
 
@@ -27,18 +27,34 @@ _RELATED_TERMS = 6
 #: Bytes of the longest term indexed (``aimem_fts`` in ``postgres_schema``).
 _LONGEST = 1024
 _K1, _B = 1.2, 0.75
-_BY_SEQS = select(MEMORIES).where(m.seq.in_(bindparam("seqs", expanding=True)))
 _ACTIVE = " AND archived_at IS NULL"
+#: BM25 over the matching rows, then those rows, in one statement. Each row's term
+#: frequencies come from its own ``tsvector`` cut down to the query's terms
+#: (``setweight`` marks them, ``ts_filter`` keeps them: both in C, no row unpacked into
+#: SQL rows); document frequencies come from ``aimem_terms``, passed in as ``idfs``.
 _RANK = """
-WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idfs AS float8[])) AS q(t, idf))
-SELECT h.seq, sum(q.idf * (u.tf * {k1p}) / (u.tf + {k1} * (1 - {b} + {b} * h.term_count
-       / :avgdl))) AS rank
-FROM (SELECT seq, fts, term_count FROM memories
-      WHERE fts @@ CAST(:query AS tsquery){active}) AS h
-CROSS JOIN LATERAL (SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf
-                    FROM unnest(h.fts)) AS u
-JOIN q ON q.t = u.lexeme
-GROUP BY h.seq ORDER BY rank DESC, h.seq LIMIT :window
+WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idfs AS float8[])) AS q(t, idf)),
+ranked AS (
+  SELECT h.seq, sum(q.idf * (u.tf * {k1p}) / (u.tf + {k1} * (1 - {b} + {b} * h.term_count
+         / :avgdl))) AS rank
+  FROM (SELECT seq, term_count,
+               ts_filter(setweight(fts, 'A', CAST(:terms AS text[])), '{{a}}') AS hit
+        FROM memories WHERE fts @@ CAST(:query AS tsquery){active}) AS h
+  CROSS JOIN LATERAL (SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf
+                      FROM unnest(h.hit)) AS u
+  JOIN q ON q.t = u.lexeme
+  GROUP BY h.seq ORDER BY rank DESC, h.seq LIMIT :window)
+SELECT ranked.rank AS aimem_rank, {columns}
+FROM ranked JOIN memories ON memories.seq = ranked.seq ORDER BY ranked.rank DESC, ranked.seq
+"""
+_COLUMNS = ", ".join(f"memories.{column.name}" for column in MEMORIES.c)
+#: The namespace's document count and total length, and the chosen column's document
+#: frequency of each asked term, in one round trip.
+_STATS = """
+SELECT s.{docs}, s.{tokens},
+       (SELECT coalesce(json_object_agg(term, {docs}), '{{}}') FROM aimem_terms
+        WHERE term = ANY(CAST(:terms AS text[])) AND {docs} > 0)
+FROM (SELECT 1) AS one LEFT JOIN aimem_fts_stats AS s ON s.namespace = :ns
 """
 
 
@@ -67,38 +83,36 @@ def keyword_matches(
     # The index leaves out terms past a lexeme's size (postgres_schema), so may the query.
     terms = scoped(search_terms(query, filters.user_context), namespace)
     terms = [t for t in terms if len(t.encode()) <= _LONGEST]
+    if not terms:
+        return []
+    docs, avgdl, frequencies = _term_stats(conn, namespace, terms, active)
     if related:
         chosen = affordable_terms(
-            conn, active, terms, RELATED_POSTINGS, _RELATED_TERMS, keep_rarest=False
+            terms, frequencies, RELATED_POSTINGS, _RELATED_TERMS, keep_rarest=False
         )
     else:
-        chosen = affordable_terms(conn, active, terms, SEARCH_POSTINGS, len(terms))
+        chosen = affordable_terms(terms, frequencies, SEARCH_POSTINGS, len(terms))
     if not chosen:
         return []
-    docs, avgdl = _namespace_stats(conn, namespace, active)
-    idfs = [_idf(docs, df) for _, df in chosen]
     sql = text(
-        _RANK.format(k1p=_K1 + 1, k1=_K1, b=_B, active=_ACTIVE if active else "")
+        _RANK.format(k1p=_K1 + 1, k1=_K1, b=_B, active=_ACTIVE if active else "", columns=_COLUMNS)
     ).bindparams(
         terms=[t for t, _ in chosen],
-        idfs=idfs,
+        idfs=[_idf(docs, df) for _, df in chosen],
         query=tsquery([t for t, _ in chosen]),
         avgdl=avgdl,
-    )
+    ).columns(column("aimem_rank", Float), *MEMORIES.c)  # positional; timestamps come back aware
     window = limit * 2
     while True:
-        ranked = conn.execute(sql, {"window": window}).all()
-        rows = conn.execute(_BY_SEQS, {"seqs": [r[0] for r in ranked]}).mappings()
-        found = {
-            row["seq"]: memory
+        rows = conn.execute(sql, {"window": window}).mappings().all()
+        hits = [
+            (memory, float(row["aimem_rank"]))
             for row in rows
             if (memory := memory_of(row)).namespace == namespace and filters.admits(memory)
-        }
-        if len(found) >= limit or len(ranked) < window:
-            break
+        ]
+        if len(hits) >= limit or len(rows) < window:
+            return hits[:limit]
         window *= 4
-    hits = [(found[seq], float(rank)) for seq, rank in ranked if seq in found]
-    return hits[:limit]
 
 
 def _idf(docs: int, df: int) -> float:
@@ -107,20 +121,27 @@ def _idf(docs: int, df: int) -> float:
     return value if value > 0 else 1e-6
 
 
-def _namespace_stats(conn: Connection, namespace: str, active: bool) -> tuple[int, float]:
-    """``(memories in the index, their average number of terms)`` for the namespace."""
-    columns = "active_docs, active_tokens" if active else "docs, tokens"
+def _term_stats(
+    conn: Connection, namespace: str, terms: Sequence[str], active: bool
+) -> tuple[int, float, dict[str, int]]:
+    """``(documents, average terms per document, {term: document frequency})``.
+
+    All of the namespace's memories, or its active ones only, as the search covers; a
+    term no memory holds is left out.
+    """
+    docs_column, tokens_column = ("active_docs", "active_tokens") if active else ("docs", "tokens")
     row = conn.execute(
-        text(f"SELECT {columns} FROM aimem_fts_stats WHERE namespace = :ns"), {"ns": namespace}
-    ).first()
-    docs, tokens = (int(row[0]), int(row[1])) if row else (0, 0)
-    return docs, (tokens / docs if docs and tokens else 1.0)
+        text(_STATS.format(docs=docs_column, tokens=tokens_column)),
+        {"ns": namespace, "terms": list(terms)},
+    ).one()
+    docs, tokens = int(row[0] or 0), int(row[1] or 0)
+    frequencies = {str(term): int(df) for term, df in (row[2] or {}).items()}
+    return docs, (tokens / docs if docs and tokens else 1.0), frequencies
 
 
 def affordable_terms(
-    conn: Connection,
-    active: bool,
     terms: Sequence[str],
+    frequencies: dict[str, int],
     budget: int,
     max_terms: int,
     *,
@@ -128,26 +149,16 @@ def affordable_terms(
 ) -> list[tuple[str, int]]:
     """The rarest of ``terms`` (with their document counts) fitting ``budget`` matches.
 
-    The same choice as ``sqlite_search.affordable_terms``, counted through the GIN
-    index; each count stops just past the budget.
+    The same choice as ``sqlite_search.affordable_terms``: counts past the budget tie
+    there (its counting stops just past it), so they tie here too.
     """
-    if not terms:
-        return []
-    where = "fts @@ CAST(:q{i} AS tsquery)" + (_ACTIVE if active else "")
-    counts_sql = ", ".join(
-        f"(SELECT count(*) FROM (SELECT 1 FROM memories WHERE {where.format(i=i)} "
-        f"LIMIT :cap) AS c{i})"
-        for i in range(len(terms))
-    )
-    params: dict[str, object] = {f"q{i}": tsquery([t]) for i, t in enumerate(terms)}
-    params["cap"] = budget + 1
-    counts = conn.execute(text(f"SELECT {counts_sql}"), params).one()
+    counts = [min(frequencies.get(t, 0), budget + 1) for t in terms]
     chosen: list[tuple[str, int]] = []
     spent = 0
-    for df, i in sorted((int(df), i) for i, df in enumerate(counts) if df):
-        over = spent + df > budget
+    for capped, i in sorted((df, i) for i, df in enumerate(counts) if df):
+        over = spent + capped > budget
         if len(chosen) == max_terms or (over and (chosen or not keep_rarest)):
             break
-        chosen.append((terms[i], df))
-        spent += df
+        chosen.append((terms[i], frequencies[terms[i]]))
+        spent += capped
     return chosen
