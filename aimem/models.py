@@ -313,6 +313,13 @@ class Stats(BaseModel):
     #: Active memories with a vector from that embedder; fewer than ``count`` means
     #: ``reembed()`` (``aimem reembed``) is due.
     embedded: int | None = None
+    #: Where search by meaning runs: ``"pgvector (HNSW)"`` on a PostgreSQL server with the
+    #: extension, ``"in-process index"`` elsewhere (each process holds the vectors).
+    vector_search: str | None = None
+    #: In-process mode: bytes this process's vector indexes hold (every namespace's) ...
+    vector_cache_bytes: int | None = None
+    #: ... and the most they may hold before the least recently searched are dropped.
+    vector_cache_budget_bytes: int | None = None
 
     def _repr_html_(self) -> str:
         return html_of(self)

@@ -89,6 +89,18 @@ class VectorIndex:
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self._slot
 
+    @property
+    def nbytes(self) -> int:
+        """Roughly what the index holds in memory: the matrix, and about 120 bytes per id.
+
+        An estimate (an id's string and its dict entry), for a cache to weigh indexes by.
+        """
+        return (
+            int(self._matrix.nbytes + self._alive.nbytes)
+            + 8 * len(self._ids)
+            + 120 * len(self._slot)
+        )
+
     def reserve(self, rows: int) -> None:
         """Make room for ``rows`` vectors in one allocation (a build knows its size)."""
         while len(self._ids) < rows:

@@ -95,10 +95,11 @@ SNAPSHOT_QUERIES = {
 if on_postgres():  # BM25's per-namespace counts: a table of aimem's own on PostgreSQL
     SNAPSHOT_QUERIES["aimem_fts_stats"] = "SELECT * FROM aimem_fts_stats WHERE namespace = :ns"
     # Document counts per term; a term carries its namespace as a prefix (hex, then "q").
-    SNAPSHOT_QUERIES["aimem_terms"] = (
-        "SELECT * FROM aimem_terms "
-        "WHERE term LIKE encode(convert_to(:ns, 'UTF8'), 'hex') || 'q%' ORDER BY term"
-    )
+    for table in ("aimem_terms", "aimem_postings"):
+        SNAPSHOT_QUERIES[table] = (
+            f"SELECT * FROM {table} "
+            "WHERE term LIKE encode(convert_to(:ns, 'UTF8'), 'hex') || 'q%' ORDER BY 1, 2"
+        )
 #: Tables without namespace data: the schema version, and SQLite's keyword indexes
 #: (external content over ``memories``, so covered by its rows).
 NOT_NAMESPACED = re.compile(r"aimem_meta|memories_fts.*|memories_active_fts.*")

@@ -84,13 +84,20 @@ def _counters_match(url: str) -> None:
         "GROUP BY namespace ORDER BY 1",
     )
     assert stats == derived
-    terms = _sql(url, "SELECT term, docs, active_docs FROM aimem_terms WHERE docs <> 0 ORDER BY 1")
+    terms = _sql(url, "SELECT term, docs, active_docs FROM aimem_terms ORDER BY 1")
     counted = _sql(
         url,
         "SELECT u.t, count(*), count(*) FILTER (WHERE archived_at IS NULL) FROM memories, "
         "unnest(tsvector_to_array(fts)) AS u(t) GROUP BY u.t ORDER BY 1",
     )
     assert terms == counted
+    postings = _sql(url, "SELECT term, seq, tf, doclen, active FROM aimem_postings ORDER BY 1, 2")
+    posted = _sql(
+        url,
+        "SELECT u.lexeme, seq, coalesce(array_length(u.positions, 1), 1), term_count, "
+        "archived_at IS NULL FROM memories, unnest(fts) AS u ORDER BY 1, 2",
+    )
+    assert postings == posted
     assert _sql(url, "SELECT count(*) FROM aimem_terms WHERE docs < 0 OR active_docs < 0") == [(0,)]
 
 
@@ -115,11 +122,17 @@ def test_counters_are_written_once_per_statement_and_stay_exact(scratch: str) ->
         triggers = _sql(
             scratch,
             "SELECT tgname, tgtype & 1 FROM pg_trigger WHERE tgname LIKE 'memories_count%' "
-            "OR tgname LIKE 'memories_fts_stats%' OR tgname LIKE 'memories_terms%' ORDER BY 1",
+            "OR tgname LIKE 'memories_fts_stats%' OR tgname LIKE 'memories_terms%' "
+            "OR tgname LIKE 'memories_postings%' ORDER BY 1",
         )
         assert [name for name, _ in triggers] == [
             f"{kind}_{event}"
-            for kind in ("memories_count", "memories_fts_stats", "memories_terms")
+            for kind in (
+                "memories_count",
+                "memories_fts_stats",
+                "memories_postings",
+                "memories_terms",
+            )
             for event in ("delete", "insert", "update")
         ]
         assert {per_row for _, per_row in triggers} == {0}  # FOR EACH STATEMENT
@@ -165,14 +178,16 @@ def test_per_row_counters_of_an_older_store_are_replaced_at_open(scratch: str) -
 
 
 def test_term_counts_of_an_older_store_are_counted_at_open(scratch: str) -> None:
-    """Revision 2 had no per-term table: opening counts what is already stored, once."""
+    """Revision 2 had no per-term tables: opening counts what is already stored, once."""
     with aimem.MemoryStore(scratch, judge=FixedJudge(), max_memories=3) as store:
         store.save_many([f"Note {i} about tea and cellos [score=0.{i + 1}0]" for i in range(6)])
-    _sql(scratch, "DROP TABLE aimem_terms CASCADE")
-    _sql(scratch, "DROP FUNCTION aimem_terms() CASCADE")
+    _sql(scratch, "DROP TABLE aimem_terms, aimem_postings CASCADE")
+    _sql(scratch, "DROP FUNCTION aimem_terms(), aimem_postings() CASCADE")
+    _sql(scratch, "CREATE INDEX ix_memories_active_fts ON memories USING gin (fts)")
     _sql(scratch, "UPDATE aimem_meta SET value = '2' WHERE key = 'pg_triggers'")
     with aimem.MemoryStore(scratch, judge=FixedJudge(), max_memories=3) as store:
         _counters_match(scratch)
+        assert not _sql(scratch, "SELECT 1 FROM pg_indexes WHERE indexname LIKE '%fts'")
         assert [hit.memory.content for hit in store.search("cellos", mode="keyword")]
         store.save("A note about violins [score=0.90]")
     _counters_match(scratch)
@@ -183,7 +198,7 @@ def test_term_counts_of_an_older_store_are_counted_at_open(scratch: str) -> None
 def test_a_search_ranks_with_term_counts_it_does_not_count_through_the_index(
     scratch: str,
 ) -> None:
-    """The document frequencies come from aimem_terms: a search never counts matches."""
+    """Document frequencies come from aimem_terms, term frequencies from aimem_postings."""
     with aimem.MemoryStore(scratch, judge=FixedJudge()) as store:
         store.save_many(
             [f"Note {i} about tea [score=0.50]" for i in range(5)]
@@ -195,3 +210,5 @@ def test_a_search_ranks_with_term_counts_it_does_not_count_through_the_index(
         assert [hit.memory.content for hit in store.search("oolong", mode="keyword")] == [
             "A rare note about oolong tea [score=0.50]"
         ]
+        _sql(scratch, "DELETE FROM aimem_postings WHERE term LIKE '%qoolong'")
+        assert store.search("oolong", mode="keyword") == []

@@ -298,7 +298,8 @@ def _affordable(conn: Any, words: list[str]) -> list[str]:
     """The dialect's choice of terms within a budget of 3 matches, at most 6 terms."""
     terms = scoped(words, "default")
     if on_postgres():
-        chosen = pg_search.affordable_terms(conn, True, terms, 3, 6, keep_rarest=False)
+        _, _, frequencies = pg_search.term_stats(conn, "default", terms, active=True)
+        chosen = pg_search.affordable_terms(terms, frequencies, 3, 6, keep_rarest=False)
         return [term for term, _ in chosen]
     return lite_search.affordable_terms(conn, "memories_active_fts", terms, 3, 6, keep_rarest=False)
 

@@ -15,6 +15,7 @@ from aimem.embedder_spec import parse_spec
 from aimem.judges.heuristic import HeuristicJudge
 from aimem.models import Memory
 from aimem.render import memory_table
+from aimem.render.text import vector_search_text
 from aimem.saving.contents import heuristic_by_default
 from aimem.settings import Settings, default_database_url, masked_url
 from aimem.sync_store import MemoryStore
@@ -79,6 +80,8 @@ def status(s: Session, args: argparse.Namespace) -> int:
                 f"{stats.pending} pending; mean priority {mean}",
             )
         )
+        if stats.embedder is not None and stats.vector_search is not None:
+            rows.append(("search by meaning", vector_search_text(stats)))
         if stats.embedded is not None and stats.embedded < stats.count:
             rows.append(
                 (

@@ -17,6 +17,7 @@ from aimem.render.text import (
     import_summary,
     prune_summary,
     state,
+    vector_search_text,
     when,
 )
 from aimem.scoring import COMPONENT_MAX, COMPONENTS
@@ -279,4 +280,6 @@ def stats_html(stats: Stats) -> str:
         ("tokens", f"{stats.prompt_tokens} prompt + {stats.completion_tokens} completion"),
         ("min priority score", f"{stats.min_priority_score:.2f}"),
     ]
+    if stats.vector_search is not None:
+        rows.append(("search by meaning", vector_search_text(stats)))
     return f"<div>{_fields_html(rows, title=f'namespace {stats.namespace}')}</div>"

@@ -45,6 +45,7 @@ from aimem.render.text import (
     prune_summary,
     shown_text,
     state,
+    vector_search_text,
     when,
 )
 
@@ -489,6 +490,8 @@ def stats_table(stats: Stats) -> Table:
         ("max memories", str(stats.max_memories)),
         ("min priority score", f"{stats.min_priority_score:.2f}"),
     ]
+    if stats.vector_search is not None:
+        rows.append(("search by meaning", vector_search_text(stats)))
     for name, value in rows:
         table.add_row(name, value)
     return table

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from aimem.display import ids_of_open_stores
 from aimem.ids import DISPLAY_PREFIX, shortest_unique_prefixes
-from aimem.models import ImportReport, Memory, PruneReport
+from aimem.models import ImportReport, Memory, PruneReport, Stats
 from aimem.text.restatement import restate
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "prune_summary",
     "shown_text",
     "state",
+    "vector_search_text",
     "when",
 ]
 
@@ -103,3 +104,12 @@ def import_summary(report: ImportReport) -> str:
         return f"Import refused: {report.problems} problem(s){listed}; nothing was written."
     verb = "Would import" if report.dry_run else "Imported"
     return f"{verb} {report.memories} memories and {report.history} history events."
+
+
+def vector_search_text(stats: Stats) -> str:
+    """Where search by meaning runs; in process, what its indexes hold of their budget."""
+    line = str(stats.vector_search)
+    used, budget = stats.vector_cache_bytes, stats.vector_cache_budget_bytes
+    if used is not None and budget is not None:
+        line += f", {used / 2**20:.1f} of {budget / 2**20:.0f} MB in this process"
+    return line

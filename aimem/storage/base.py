@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
@@ -51,6 +51,28 @@ _RETRIES = 5
 _m = sql.MEMORIES.c
 
 
+class VectorSearch(Protocol):
+    """Search by meaning as a backend holds it (``VectorCache``, ``ServerVectors``).
+
+    ``VectorCache`` keeps indexes in this process; a dialect may search on its server
+    instead (``postgres_vectors.ServerVectors`` with pgvector).
+    """
+
+    #: Whether ``nearest`` needs its statements in one transaction (a snapshot read).
+    needs_snapshot: bool
+
+    def nearest(
+        self, conn: Connection, namespace: str, model: str, vector: Vector, limit: int,
+        filters: SearchFilters,
+    ) -> list[tuple[Memory, float]]: ...  # fmt: skip
+
+    def forget(self) -> None: ...
+
+    def written(self, conn: Connection) -> None: ...
+
+    def report(self) -> dict[str, Any]: ...
+
+
 class Backend:
     """A store's database, many namespaces in one; subclasses are the dialects."""
 
@@ -60,7 +82,7 @@ class Backend:
         self.url = url
         #: True when the database may only be read.
         self.read_only = False
-        self._vectors = VectorCache()
+        self._vectors: VectorSearch = VectorCache()
 
     # -- hooks a dialect fills ------------------------------------------------------------
 
@@ -78,8 +100,13 @@ class Backend:
         """The database file, or None where there is none (memory, a server)."""
         return None
 
-    def _read(self) -> AbstractContextManager[Connection]:
-        """A connection for a read-only unit of work."""
+    def _read(self, snapshot: bool = True) -> AbstractContextManager[Connection]:
+        """A connection for a read-only unit of work.
+
+        ``snapshot=False``: the work needs no single moment across its statements (one
+        statement, or a search whose parts may see a write land between them), so a
+        dialect may skip the transaction around it: two round trips fewer on a server.
+        """
         raise NotImplementedError
 
     def _write(self, namespace: str) -> AbstractContextManager[Connection]:
@@ -139,9 +166,9 @@ class Backend:
                     "an export or a backup"
                 ) from exc
 
-    def _reading(self, work: Callable[[Connection], T]) -> T:
+    def _reading(self, work: Callable[[Connection], T], *, snapshot: bool = True) -> T:
         def run() -> T:
-            with self._read() as conn:
+            with self._read(snapshot) as conn:
                 return work(conn)
 
         return self._with_retry(run)
@@ -152,7 +179,9 @@ class Backend:
 
         def run() -> T:
             with self._write(namespace) as conn:
-                return work(conn)
+                result = work(conn)
+                self._vectors.written(conn)  # server-side search: index a new dimension
+                return result
 
         return self._with_retry(run)
 
@@ -185,7 +214,7 @@ class Backend:
 
     def get(self, namespace: str, memory_id: str) -> Memory:
         """One memory, archived or not; NotFoundError outside the namespace."""
-        return self._reading(lambda conn: sql.require(conn, namespace, memory_id))
+        return self._reading(lambda conn: sql.require(conn, namespace, memory_id), snapshot=False)
 
     def ids_with_prefix(self, namespace: str, prefix: str, limit: int) -> list[str]:
         """Up to ``limit`` ids of the namespace (archived included) starting with ``prefix``."""
@@ -206,7 +235,7 @@ class Backend:
     ) -> list[Memory]:
         """Memories in priority order (pending last) or newest first."""
         query = sql.list_query(namespace, min_score, limit, order, include_archived)
-        return self._reading(lambda conn: sql.memories(conn, query))
+        return self._reading(lambda conn: sql.memories(conn, query), snapshot=False)
 
     def keyword_search(
         self,
@@ -221,7 +250,8 @@ class Backend:
         return self._reading(
             lambda conn: self._keyword_matches(
                 conn, namespace, query, limit=limit, filters=filters, related=related
-            )
+            ),
+            snapshot=False,
         )
 
     def semantic_search(
@@ -239,7 +269,8 @@ class Backend:
         log; a search that includes the archive reads its vectors from disk instead.
         """
         return self._reading(
-            lambda conn: self._vectors.nearest(conn, namespace, model, vector, limit, filters)
+            lambda conn: self._vectors.nearest(conn, namespace, model, vector, limit, filters),
+            snapshot=self._vectors.needs_snapshot,
         )
 
     def related_search(
@@ -275,7 +306,7 @@ class Backend:
             )
             return keyword, semantic
 
-        return self._reading(work)
+        return self._reading(work, snapshot=vector is not None and self._vectors.needs_snapshot)
 
     def vector_models(self, namespace: str) -> dict[str, int]:
         """Active memories with a vector, per embedder name (what the stored vectors came from)."""
@@ -317,11 +348,14 @@ class Backend:
             max_memories=policy.max_memories,
             min_priority_score=policy.min_priority_score,
             **values,
+            **self._vectors.report(),  # where search by meaning runs, and what it holds
         )
 
     def count_capped(self, namespace: str) -> int:
         """Active, unpinned, judged memories: the number the cap bounds."""
-        return self._reading(lambda conn: sql_capacity.count_capped(conn, namespace))
+        return self._reading(
+            lambda conn: sql_capacity.count_capped(conn, namespace), snapshot=False
+        )
 
     def get_core(self, namespace: str) -> str:
         """The namespace's core text ('' until set)."""
@@ -331,7 +365,9 @@ class Backend:
 
     def ensure_unique_content(self, namespace: str, memory_id: str, content: str) -> None:
         """ConflictError when another active memory holds ``content`` (checked before judging)."""
-        self._reading(lambda conn: check_unique_content(conn, namespace, memory_id, content))
+        self._reading(
+            lambda conn: check_unique_content(conn, namespace, memory_id, content), snapshot=False
+        )
 
     def find_by_key(self, namespace: str, key: str, digest: str) -> Memory | None:
         """The memory a key answers (archived or not), reinforced; ConflictError on a misuse."""
@@ -361,7 +397,9 @@ class Backend:
         ``reinforce`` nothing is written (a look before a judgement that may still fail).
         """
         # Most saves are new content: look first without taking the write lock.
-        seen = self._reading(lambda conn: sql.active_duplicate(conn, namespace, digest))
+        seen = self._reading(
+            lambda conn: sql.active_duplicate(conn, namespace, digest), snapshot=False
+        )
         if seen is None or not reinforce:
             return None if seen is None else self.get(namespace, seen)
 

@@ -28,7 +28,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 
 from aimem.exceptions import StorageError
 from aimem.models import Memory
-from aimem.storage import postgres_search
+from aimem.storage import postgres_search, postgres_vectors
 from aimem.storage.base import Backend
 from aimem.storage.postgres_schema import migrate
 from aimem.storage.sql import SearchFilters
@@ -44,6 +44,7 @@ DEFAULTS = {
     "connect_timeout": 5,  # seconds: a dead server fails fast
     "statement_timeout": 30_000,  # ms: a stuck statement (or lock wait) ends as an error
     "reconnect_timeout": 15,  # seconds an open store keeps retrying a lost server (restarts)
+    "vector_cache_mb": 256,  # without pgvector: what this process's vector indexes may hold
 }
 #: ``?read_host=host[:port]``: searches, listings and exports read from that server (a
 #: streaming replica), with the primary's user, password and database; writes, and the
@@ -145,10 +146,14 @@ class PostgresBackend(Backend):
 
     def __init__(self, url: str) -> None:
         parsed, options = parse_url(url)
+        # ?vectors=auto|server|memory: where search by meaning runs (postgres_vectors.py).
+        parsed, self._vector_mode = postgres_vectors.mode_of(parsed)
         super().__init__(masked(url))
         self._password = parsed.password or None
         # Sequence values commit out of order: see vector_cache for the scoped cursor.
-        self._vectors = VectorCache(scoped_cursor=True)
+        self._vectors = VectorCache(
+            scoped_cursor=True, budget_bytes=options["vector_cache_mb"] << 20
+        )
         self._reconnect_timeout = float(options["reconnect_timeout"])
         #: Set once the server has answered: a server that never did fails at once.
         self._reached = False
@@ -185,6 +190,7 @@ class PostgresBackend(Backend):
         self._reader = self._read_engine.execution_options(
             isolation_level="REPEATABLE READ", postgresql_readonly=True
         )
+        self._statement_reader = self._read_engine.execution_options(isolation_level="AUTOCOMMIT")
         self._writes_ready = False
         try:
             self._prepare_writes()
@@ -238,6 +244,8 @@ class PostgresBackend(Backend):
         def run() -> None:
             with self.engine.begin() as conn:
                 migrate(conn)
+                if postgres_vectors.prepare(conn, self._vector_mode):
+                    self._vectors = postgres_vectors.ServerVectors()
 
         self._with_retry(run)
         self._writes_ready = True
@@ -246,8 +254,9 @@ class PostgresBackend(Backend):
     # -- transactions and retries -------------------------------------------------------
 
     @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        with self._reader.connect() as conn:
+    def _read(self, snapshot: bool = True) -> Iterator[Connection]:
+        # Without a snapshot, each statement is its own transaction: no BEGIN, no ROLLBACK.
+        with (self._reader if snapshot else self._statement_reader).connect() as conn:
             yield conn
 
     @contextmanager

@@ -1,12 +1,16 @@
-"""PostgreSQL's keyword search: BM25 over ``memories.fts``, within the same budgets as SQLite.
+"""PostgreSQL's keyword search: BM25 from kept statistics, within the same budgets as SQLite.
 
 The terms are the namespace-prefixed ones ``keywords.scoped`` makes, held verbatim in a
-``tsvector`` (``postgres_schema.py``), matched through a GIN index (the partial one over
-active memories unless the search includes the archive). Ranking is FTS5's own BM25
-(k1 1.2, b 0.75, FTS5's idf clamp) rather than ``ts_rank``, which has no idf: the same
-query then ranks the same memories in the same order on both backends, and fusion sees
-relevance on one scale, higher-is-better. Document counts and average lengths are the
-namespace's own (``aimem_fts_stats``, kept by a trigger), as the terms are.
+``tsvector`` (``postgres_schema.py``). Triggers keep what BM25 needs in two tables: per
+term, how many memories (all, and active) hold it (``aimem_terms``), and per term and
+memory, how often it occurs there and the memory's length (``aimem_postings``). A search
+reads the document frequencies of its terms in one lookup, picks the affordable ones as
+SQLite does, and ranks their postings: its cost follows the postings it ranks, never
+the table, and no row is unpacked to count. Ranking is FTS5's own BM25 (k1 1.2, b 0.75,
+FTS5's idf clamp) rather than ``ts_rank``, which has no idf: the same query then ranks
+the same memories in the same order on both backends, and fusion sees relevance on one
+scale, higher-is-better. Document counts and average lengths are the namespace's own
+(``aimem_fts_stats``), as the terms are.
 """
 
 from __future__ import annotations
@@ -21,29 +25,23 @@ from aimem.storage.sql import MEMORIES, SearchFilters, memory_of
 from aimem.storage.sqlite_search import RELATED_POSTINGS, SEARCH_POSTINGS
 from aimem.text.keywords import scoped, search_terms
 
-__all__ = ["affordable_terms", "keyword_matches", "tsquery"]
+__all__ = ["affordable_terms", "keyword_matches", "term_stats"]
 
 _RELATED_TERMS = 6
 #: Bytes of the longest term indexed (``aimem_fts`` in ``postgres_schema``).
 _LONGEST = 1024
 _K1, _B = 1.2, 0.75
-_ACTIVE = " AND archived_at IS NULL"
-#: BM25 over the matching rows, then those rows, in one statement. Each row's term
-#: frequencies come from its own ``tsvector`` cut down to the query's terms
-#: (``setweight`` marks them, ``ts_filter`` keeps them: both in C, no row unpacked into
-#: SQL rows); document frequencies come from ``aimem_terms``, passed in as ``idfs``.
+_ACTIVE = " AND p.active"
+#: BM25 over the chosen terms' postings (``aimem_postings``: term frequency and length
+#: per memory, read through its primary key), then the best rows, in one statement.
+#: Document frequencies come from ``aimem_terms``, passed in as ``idfs``.
 _RANK = """
 WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idfs AS float8[])) AS q(t, idf)),
 ranked AS (
-  SELECT h.seq, sum(q.idf * (u.tf * {k1p}) / (u.tf + {k1} * (1 - {b} + {b} * h.term_count
+  SELECT p.seq, sum(q.idf * (p.tf * {k1p}) / (p.tf + {k1} * (1 - {b} + {b} * p.doclen
          / :avgdl))) AS rank
-  FROM (SELECT seq, term_count,
-               ts_filter(setweight(fts, 'A', CAST(:terms AS text[])), '{{a}}') AS hit
-        FROM memories WHERE fts @@ CAST(:query AS tsquery){active}) AS h
-  CROSS JOIN LATERAL (SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf
-                      FROM unnest(h.hit)) AS u
-  JOIN q ON q.t = u.lexeme
-  GROUP BY h.seq ORDER BY rank DESC, h.seq LIMIT :window)
+  FROM q JOIN aimem_postings AS p ON p.term = q.t{active}
+  GROUP BY p.seq ORDER BY rank DESC, p.seq LIMIT :window)
 SELECT ranked.rank AS aimem_rank, {columns}
 FROM ranked JOIN memories ON memories.seq = ranked.seq ORDER BY ranked.rank DESC, ranked.seq
 """
@@ -56,12 +54,6 @@ SELECT s.{docs}, s.{tokens},
         WHERE term = ANY(CAST(:terms AS text[])) AND {docs} > 0)
 FROM (SELECT 1) AS one LEFT JOIN aimem_fts_stats AS s ON s.namespace = :ns
 """
-
-
-def tsquery(terms: Sequence[str]) -> str:
-    """A tsquery OR-ing ``terms`` verbatim (quoted: never syntax); '' for none."""
-    quoted = ("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
-    return " | ".join(quoted)
 
 
 def keyword_matches(
@@ -85,7 +77,7 @@ def keyword_matches(
     terms = [t for t in terms if len(t.encode()) <= _LONGEST]
     if not terms:
         return []
-    docs, avgdl, frequencies = _term_stats(conn, namespace, terms, active)
+    docs, avgdl, frequencies = term_stats(conn, namespace, terms, active)
     if related:
         chosen = affordable_terms(
             terms, frequencies, RELATED_POSTINGS, _RELATED_TERMS, keep_rarest=False
@@ -94,14 +86,19 @@ def keyword_matches(
         chosen = affordable_terms(terms, frequencies, SEARCH_POSTINGS, len(terms))
     if not chosen:
         return []
-    sql = text(
-        _RANK.format(k1p=_K1 + 1, k1=_K1, b=_B, active=_ACTIVE if active else "", columns=_COLUMNS)
-    ).bindparams(
-        terms=[t for t, _ in chosen],
-        idfs=[_idf(docs, df) for _, df in chosen],
-        query=tsquery([t for t, _ in chosen]),
-        avgdl=avgdl,
-    ).columns(column("aimem_rank", Float), *MEMORIES.c)  # positional; timestamps come back aware
+    sql = (
+        text(
+            _RANK.format(
+                k1p=_K1 + 1, k1=_K1, b=_B, active=_ACTIVE if active else "", columns=_COLUMNS
+            )
+        )
+        .bindparams(
+            terms=[t for t, _ in chosen],
+            idfs=[_idf(docs, df) for _, df in chosen],
+            avgdl=avgdl,
+        )
+        .columns(column("aimem_rank", Float), *MEMORIES.c)
+    )  # positional; timestamps come back aware
     window = limit * 2
     while True:
         rows = conn.execute(sql, {"window": window}).mappings().all()
@@ -121,7 +118,7 @@ def _idf(docs: int, df: int) -> float:
     return value if value > 0 else 1e-6
 
 
-def _term_stats(
+def term_stats(
     conn: Connection, namespace: str, terms: Sequence[str], active: bool
 ) -> tuple[int, float, dict[str, int]]:
     """``(documents, average terms per document, {term: document frequency})``.

@@ -18,10 +18,13 @@ from sqlalchemy import (
     Boolean,
     Connection,
     Integer,
+    LargeBinary,
+    String,
     bindparam,
     case,
     func,
     insert,
+    literal,
     select,
     true,
     update,
@@ -356,26 +359,66 @@ def insert_memory(
     """
     now = utcnow()
     memory_id = new_id()
-    values = {"user_context": None, **_interpretation_values(item)}
-    seq = conn.execute(
-        _INSERT_MEMORY,
-        {
-            "id": memory_id,
-            "namespace": namespace,
-            "content_hash": digest,
-            "created_at": now,
-            "updated_at": now,
-            "last_accessed_at": now,
-            "access_count": 0,
-            "pinned": False,
-            "version": 1,
-            **values,
-        },
-    ).scalar_one()
+    row = {
+        "id": memory_id,
+        "namespace": namespace,
+        "content_hash": digest,
+        "created_at": now,
+        "updated_at": now,
+        "last_accessed_at": now,
+        "access_count": 0,
+        "pinned": False,
+        "version": 1,
+        "user_context": None,
+        **_interpretation_values(item),
+    }
+    detail = {"via": via} if via else None
+    if conn.dialect.name == "postgresql":
+        _insert_memory_at_once(conn, namespace, row, item, detail)
+        return memory_id
+    seq = conn.execute(_INSERT_MEMORY, row).scalar_one()
     if item.vector is not None:  # a new seq has no vector to replace
         _store_vector(conn, seq, item, replace=False)
-    record(conn, namespace, [(memory_id, 1)], "save", now, {"via": via} if via else None)
+    record(conn, namespace, [(memory_id, 1)], "save", now, detail)
     return memory_id
+
+
+def _insert_memory_at_once(
+    conn: Connection,
+    namespace: str,
+    row: dict[str, Any],
+    item: NewMemory,
+    detail: Mapping[str, Any] | None,
+) -> None:
+    """The memory, its vector and its ``save`` event in one statement (data-modifying CTEs).
+
+    On a server each statement is a round trip made while the namespace's write lock is
+    held: three become one.
+    """
+    new = insert(MEMORIES).values(**row).returning(m.seq).cte("aimem_new_memory")
+    event = {
+        "memory_id": row["id"],
+        "namespace": namespace,
+        "event": "save",
+        "version": 1,
+        "at": row["created_at"],
+        "detail": json.dumps(dict(detail or {}), sort_keys=True),
+    }
+    statement = select(new.c.seq).add_cte(
+        insert(HISTORY).values(**event).cte("aimem_new_event")
+    )
+    if item.vector is not None and item.embedding_model is not None:
+        vector = insert(VECTORS).from_select(
+            ["seq", "model", "dim", "vector"],
+            select(
+                new.c.seq,
+                literal(item.embedding_model, String()),
+                literal(len(item.vector) // 4, Integer()),  # float32
+                literal(item.vector, LargeBinary()),
+            ),
+        )
+        statement = statement.add_cte(vector.cte("aimem_new_vector"))
+    conn.execute(statement).scalar_one()
 
 
 def _store_vector(conn: Connection, seq: int, item: NewMemory, *, replace: bool = True) -> None:

@@ -186,7 +186,8 @@ class SQLiteBackend(Backend):
         return self._lock if self._serial else nullcontext()
 
     @contextmanager
-    def _read(self) -> Iterator[Connection]:
+    def _read(self, snapshot: bool = True) -> Iterator[Connection]:
+        # A read is one deferred transaction either way: SQLite has no round trips to save.
         if self._absent:
             self._refresh_absent()
         with self._guard(), self.engine.connect() as conn:

@@ -15,12 +15,23 @@ namespace's newer id, committed first, must not move it past a write still in fl
 and there each catch-up also looks ``OVERLAP`` ids behind it for events it has not
 applied yet (a belt to those braces; applying an event twice would change nothing, and
 the ids already applied are remembered so the look costs one small indexed read).
+
+Memory is bounded: the indexes of a process weigh at most ``budget_bytes`` (256 MB by
+default; ``?vector_cache_mb=`` on a PostgreSQL URL), and past it the namespaces searched
+least recently are dropped, to be built again on their next search. One namespace whose
+index alone outweighs the budget is still kept and served (reading every vector from disk
+on each search would cost far more than the memory), with everything else dropped and a
+warning logged once: raise the budget, or search on the server (pgvector, see
+``postgres_vectors.py``). ``report()`` says what is in use, for ``Stats``.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection
 
@@ -29,7 +40,12 @@ from aimem.storage import sql, sql_vectors
 from aimem.storage.sql import SearchFilters
 from aimem.vectors import Vector, VectorIndex, unpack
 
-__all__ = ["VectorCache"]
+__all__ = ["DEFAULT_BUDGET", "VectorCache"]
+
+log = logging.getLogger("aimem")
+
+#: Bytes the in-memory indexes of one process may hold: ~160,000 vectors of 384 floats.
+DEFAULT_BUDGET = 256 << 20
 
 #: Events that can move a memory into or out of the active set, or change its vector.
 _MOVES = frozenset({"save", "update", "judge", "import", "restore", "archive", "delete", "reembed"})
@@ -48,15 +64,38 @@ class _Entry:
 class VectorCache:
     """``(namespace, model)`` -> an up-to-date ``VectorIndex`` of its active memories."""
 
-    def __init__(self, *, scoped_cursor: bool = False) -> None:
-        self._entries: dict[tuple[str, str], _Entry] = {}
+    #: Its cursor and the vectors it reads next must come from one snapshot.
+    needs_snapshot = True
+
+    def __init__(self, *, scoped_cursor: bool = False, budget_bytes: int = DEFAULT_BUDGET) -> None:
+        #: Least recently searched first: the order eviction follows.
+        self._entries: OrderedDict[tuple[str, str], _Entry] = OrderedDict()
         self._lock = threading.Lock()
         #: Build cursors from the namespace's own newest event, not the global newest.
         self._scoped_cursor = scoped_cursor
+        self.budget_bytes = budget_bytes
+        #: Keys already warned about as outweighing the whole budget.
+        self._oversized: set[tuple[str, str]] = set()
 
     def forget(self) -> None:
         """Drop every index and start a new lock (a forked child: it may be held there)."""
-        self._entries, self._lock = {}, threading.Lock()
+        self._entries, self._lock = OrderedDict(), threading.Lock()
+
+    @property
+    def bytes_in_use(self) -> int:
+        """What the cached indexes hold now (an estimate, ``VectorIndex.nbytes``)."""
+        return sum(entry.index.nbytes for entry in list(self._entries.values()))
+
+    def report(self) -> dict[str, Any]:
+        """How semantic search runs, for ``Stats``: in this process, within a budget."""
+        return {
+            "vector_search": "in-process index",
+            "vector_cache_bytes": self.bytes_in_use,
+            "vector_cache_budget_bytes": self.budget_bytes,
+        }
+
+    def written(self, conn: Connection) -> None:
+        """Nothing to do at the end of a write: the history log says what changed."""
 
     def nearest(
         self,
@@ -98,7 +137,34 @@ class VectorCache:
                 self._entries[(namespace, model)] = entry
             else:
                 self._catch_up(conn, entry, namespace, model)
+            self._entries.move_to_end((namespace, model))
+            self._evict(keep=(namespace, model))
             return entry.index
+
+    def _evict(self, *, keep: tuple[str, str]) -> None:
+        """Drop the least recently searched indexes until the rest fit the budget.
+
+        The index just searched is never dropped: alone over the budget, it stays (and
+        the log says so once), since the search needs it anyway.
+        """
+        sizes = {key: entry.index.nbytes for key, entry in self._entries.items()}
+        total = sum(sizes.values())
+        for key in list(self._entries):
+            if total <= self.budget_bytes:
+                return
+            if key != keep:
+                del self._entries[key]
+                total -= sizes[key]
+        if total > self.budget_bytes and keep not in self._oversized:
+            self._oversized.add(keep)
+            log.warning(
+                "aimem: the vector index of namespace %r (%d MB) is larger than the vector "
+                "cache's budget (%d MB); it is kept, every other one dropped. Raise the budget "
+                "(?vector_cache_mb= on a PostgreSQL URL), or add pgvector to the server.",
+                keep[0],
+                total >> 20,
+                self.budget_bytes >> 20,
+            )
 
     def _build(self, conn: Connection, namespace: str, model: str, dim: int) -> _Entry:
         # Same snapshot as the vectors read next.
