@@ -318,7 +318,10 @@ def test_the_hnsw_index_answers_a_large_namespace(pair: tuple[Backend, Backend])
     query = "[" + ",".join(repr(float(x)) for x in vector_of("big 5")) + "]"
     statement = (
         postgres_vectors._SEARCH.format(
-            embedding="v.embedding::vector(32)", dim=32, conditions=" AND m.archived_at IS NULL"
+            embedding="v.embedding::vector(32)",
+            dim=32,
+            conditions=" AND m.archived_at IS NULL",
+            columns=postgres_vectors._COLUMNS,
         )
         .replace(":q", "%(q)s")
         .replace(":model", "%(model)s")

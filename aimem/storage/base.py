@@ -68,7 +68,9 @@ class VectorSearch(Protocol):
 
     def forget(self) -> None: ...
 
-    def written(self, conn: Connection) -> None: ...
+    def written(self, conn: Connection) -> Callable[[Connection], None] | None:
+        """At the end of a write, upkeep to run in a transaction of its own after it."""
+        ...
 
     def report(self) -> dict[str, Any]: ...
 
@@ -177,13 +179,34 @@ class Backend:
         if not self._writes_ready:
             self._prepare_writes()
 
+        upkeep: list[Callable[[Connection], None] | None] = [None]
+
         def run() -> T:
             with self._write(namespace) as conn:
                 result = work(conn)
-                self._vectors.written(conn)  # server-side search: index a new dimension
+                upkeep[0] = self._vectors.written(conn)  # e.g. index a new dimension
                 return result
 
-        return self._with_retry(run)
+        result = self._with_retry(run)
+        if upkeep[0] is not None:
+            self._run_upkeep(upkeep[0])
+        return result
+
+    def _run_upkeep(self, upkeep: Callable[[Connection], None]) -> None:
+        """Upkeep after a committed write, in its own transaction, never failing the write.
+
+        Apart so it holds no lock of the write's: building an index inside the write
+        waited for other writers' rows while they waited for its lock (a deadlock).
+        """
+
+        def run() -> None:
+            with self.engine.begin() as conn:
+                upkeep(conn)
+
+        try:
+            self._with_retry(run)
+        except StorageError as exc:  # the next write that needs it tries again
+            log.warning("aimem: upkeep after a write failed and will be retried: %s", exc)
 
     def _settle(
         self,

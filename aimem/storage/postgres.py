@@ -31,6 +31,7 @@ from aimem.models import Memory
 from aimem.storage import postgres_search, postgres_vectors
 from aimem.storage.base import Backend
 from aimem.storage.postgres_schema import migrate
+from aimem.storage.postgres_vectors import SESSION_SETTINGS
 from aimem.storage.sql import SearchFilters
 from aimem.storage.vector_cache import VectorCache
 
@@ -135,10 +136,16 @@ def _state(exc: OperationalError) -> str | None:
 
 
 def _server_options(parsed: URL, statement_timeout: int) -> str:
-    """The server options for libpq: the statement timeout, then any the URL carries."""
+    """The server options for libpq: ours first, then any the URL carries.
+
+    Ours: the statement timeout, and pgvector's search settings (``SESSION_SETTINGS``;
+    harmless placeholders on a server without pgvector).
+    """
     given = parsed.query.get("options")
     extra = given[-1] if isinstance(given, tuple) else given
-    return " ".join(filter(None, [f"-c statement_timeout={statement_timeout}", extra]))
+    settings = {"statement_timeout": str(statement_timeout), **SESSION_SETTINGS}
+    ours = " ".join(f"-c {name}={value}" for name, value in settings.items())
+    return " ".join(filter(None, [ours, extra]))
 
 
 class PostgresBackend(Backend):
@@ -184,6 +191,7 @@ class PostgresBackend(Backend):
             )
 
         self.engine = engine_for(parsed, "aimem")
+        postgres_vectors.watch_notices(self.engine)  # before its first connection
         #: Where reads go: the replica ``?read_host=`` names, else the primary. Its
         #: connections say ``aimem-read`` in ``pg_stat_activity``.
         self._read_engine = self.engine if replica is None else engine_for(replica, "aimem-read")

@@ -16,10 +16,11 @@ nearest ones itself, and every process and host shares one index.
   reads all its vectors, in every process).
 * One HNSW index per dimension, a partial expression index
   ``((embedding::vector(384)) vector_cosine_ops) WHERE dim = 384``, made at open for the
-  dimensions stored, and by the write that first stores a new one: the trigger notes an
-  unindexed dimension in a transaction-local setting, and ``written()`` builds its index
-  in that same transaction under the schema lock (a read cannot build it; a re-embed's
-  first transaction builds it over its batch, later writes add to it). HNSW stops at
+  dimensions stored, and after the write that first stores a new one: the trigger raises
+  a notice naming an unindexed dimension (it rides back with the statement's answer), and
+  once that write commits ``written()``'s upkeep builds the index in a transaction of its
+  own, under the schema lock (a re-embed's first batch builds it, later ones add to it).
+  Until then, searches of that dimension run exactly on the server. HNSW stops at
   2,000 dimensions: larger vectors are searched exactly, on the server.
 * A search joins ``memories`` for the namespace, model, active set and filters, with
   iterative index scans (``hnsw.iterative_scan = relaxed_order``): other namespaces
@@ -39,21 +40,30 @@ runs under the schema's advisory lock, once per database (stamped ``pgvector`` i
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import BindParameter, Connection, bindparam, text
+from sqlalchemy import BindParameter, Connection, Engine, Float, bindparam, column, event, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 
 from aimem.exceptions import StorageError
 from aimem.models import Memory
-from aimem.storage import sql
 from aimem.storage.postgres_schema import SCHEMA_LOCK
 from aimem.storage.schema import UTCDateTime
-from aimem.storage.sql import SearchFilters
+from aimem.storage.sql import MEMORIES, SearchFilters, memory_of
 from aimem.vectors import Vector, unit
 
-__all__ = ["MODES", "MODE_OPTION", "ServerVectors", "index_name", "mode_of", "prepare"]
+__all__ = [
+    "MODES",
+    "MODE_OPTION",
+    "SESSION_SETTINGS",
+    "ServerVectors",
+    "index_name",
+    "mode_of",
+    "prepare",
+    "watch_notices",
+]
 
 log = logging.getLogger("aimem")
 
@@ -65,10 +75,12 @@ MIN_VERSION = (0, 8)
 #: HNSW indexes ``vector`` columns of up to this many dimensions.
 HNSW_MAX_DIM = 2000
 #: The stamp of this module's DDL in ``aimem_meta``; bumped when it changes.
-REVISION = 1
+REVISION = 2  # 2: the trigger raises a notice (1 set a transaction setting)
 _REVISION_KEY = "pgvector"
-#: The transaction-local setting where the trigger notes dimensions lacking an index.
-_UNINDEXED = "aimem.unindexed_dims"
+#: The notice the trigger raises for a dimension lacking an index (then the dimension).
+_UNINDEXED_NOTICE = "aimem: no index yet for dimension "
+#: Where a pooled connection's record keeps the dimensions its notices named.
+_UNINDEXED = "aimem_unindexed_dims"
 
 #: Packed float32 (little-endian) ``{b}`` -> vector, exactly: each word's sign, exponent
 #: and mantissa rebuilt in float8 (exact for every float32, subnormals too), then float4.
@@ -89,8 +101,6 @@ $$
 
 _TRIGGER_FUNCTION = f"""
 CREATE OR REPLACE FUNCTION aimem_vector_embedding() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  noted text;
 BEGIN
   BEGIN
     -- Inline, not aimem_embedding(): plpgsql keeps this query's plan for the session,
@@ -103,10 +113,9 @@ BEGIN
   END;
   IF NEW.dim <= {HNSW_MAX_DIM} AND to_regclass(quote_ident(TG_TABLE_SCHEMA) || '.'
       || quote_ident('ix_memory_vectors_hnsw_' || NEW.dim)) IS NULL THEN
-    noted := coalesce(current_setting('{_UNINDEXED}', true), '');
-    IF strpos(',' || noted || ',', ',' || NEW.dim || ',') = 0 THEN
-      PERFORM set_config('{_UNINDEXED}', concat_ws(',', nullif(noted, ''), NEW.dim), true);
-    END IF;
+    -- Rides back with the statement's answer: the writer learns it at no extra trip.
+    -- (USING MESSAGE: a percent sign would read as a driver placeholder.)
+    RAISE NOTICE USING MESSAGE = '{_UNINDEXED_NOTICE}' || NEW.dim;
   END IF;
   RETURN NEW;
 END $$
@@ -134,18 +143,39 @@ _STAMP = text(
     "INSERT INTO aimem_meta (key, value) VALUES (:key, :revision) "
     "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
 )
-_SETTINGS = text(
-    "SELECT set_config('hnsw.ef_search', :ef, true), "
-    "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
-)
+#: What each connection's session runs searches with (``postgres.py`` passes them at
+#: connect, so a search needs no ``SET LOCAL`` and no transaction): iterative index scans,
+#: which go on past rows the filters (or other namespaces) reject until the page is full,
+#: and candidates per step of the scan.
+SESSION_SETTINGS = {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": "100"}
 _SEARCH = """
-SELECT h.id, h.distance FROM (
-  SELECT m.id, m.seq, {embedding} <=> CAST(:q AS vector({dim})) AS distance
+SELECT h.distance AS aimem_distance, {columns} FROM (
+  SELECT m.seq, {embedding} <=> CAST(:q AS vector({dim})) AS distance
   FROM memory_vectors v JOIN memories m ON m.seq = v.seq
   WHERE v.dim = {dim} AND v.model = :model AND m.namespace = :ns{conditions}
   ORDER BY distance LIMIT :k) AS h
+JOIN memories ON memories.seq = h.seq
 ORDER BY h.distance, h.seq
 """
+_COLUMNS = ", ".join(f"memories.{column.name}" for column in MEMORIES.c)
+
+
+def watch_notices(engine: Engine) -> None:
+    """Keep, on each new connection's record, the dimensions the trigger's notices name."""
+
+    @event.listens_for(engine, "connect")
+    def watch(dbapi_connection: Any, record: Any) -> None:
+        noted: set[int] = set()
+        record.info[_UNINDEXED] = noted
+
+        def heard(notice: Any) -> None:
+            message = str(getattr(notice, "message_primary", "") or "")
+            if message.startswith(_UNINDEXED_NOTICE):
+                tail = message.removeprefix(_UNINDEXED_NOTICE)
+                if tail.isdigit():
+                    noted.add(int(tail))
+
+        dbapi_connection.add_notice_handler(heard)
 
 
 def mode_of(parsed: URL) -> tuple[URL, str]:
@@ -233,6 +263,14 @@ def _version(conn: Connection) -> tuple[int, ...] | None:
     return tuple(int(part) for part in str(value).split(".")[:2] if part.isdigit())
 
 
+def _create_indexes(conn: Connection, dims: list[int]) -> None:
+    """Indexes for ``dims`` no one built yet, under the schema lock (one builder at a time)."""
+    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
+    conn.exec_driver_sql("SET LOCAL statement_timeout = 0")  # a re-embed's whole batch
+    for dim in dims:
+        _create_index(conn, dim)  # IF NOT EXISTS: another writer may have built it
+
+
 def _create_index(conn: Connection, dim: int) -> None:
     """The HNSW index for ``dim``, if no one made it yet (under the schema lock)."""
     conn.exec_driver_sql(
@@ -244,8 +282,8 @@ def _create_index(conn: Connection, dim: int) -> None:
 class ServerVectors:
     """What ``Backend`` asks of its vector search, answered by the server (pgvector)."""
 
-    #: Its settings are ``SET LOCAL``: they need the transaction a snapshot read opens.
-    needs_snapshot = True
+    #: One statement per search, its settings the session's: no transaction needed.
+    needs_snapshot = False
 
     def forget(self) -> None:
         """Nothing to drop after a fork: every index lives on the server."""
@@ -254,29 +292,20 @@ class ServerVectors:
         """How semantic search runs, for ``Stats``."""
         return {"vector_search": "pgvector (HNSW)"}
 
-    def written(self, conn: Connection) -> None:
-        """Index any dimension this write stored first, in the same transaction.
+    def written(self, conn: Connection) -> Callable[[Connection], None] | None:
+        """The indexes to build for dimensions this write stored first, or None.
 
-        The trigger noted it (``aimem.unindexed_dims``); the schema lock makes one writer
-        build it while another waits, then finds it there.
+        The trigger said so in notices, which ``watch_notices`` kept on the connection: a
+        write of indexed dimensions only costs nothing here. The build runs after the
+        write commits, in a transaction of its own (``Backend._run_upkeep``): inside the
+        write it waited for other writers' rows while they waited for its lock.
         """
-        noted = conn.execute(text(f"SELECT current_setting('{_UNINDEXED}', true)")).scalar()
+        noted: set[int] = conn.connection.info.get(_UNINDEXED) or set()
         if not noted:
-            return
-        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
-        timeout = conn.execute(text("SHOW statement_timeout")).scalar()
-        conn.exec_driver_sql("SET LOCAL statement_timeout = 0")  # a re-embed's whole batch
-        for dim in sorted({int(d) for d in str(noted).split(",") if d.strip().isdigit()}):
-            if conn.execute(text("SELECT to_regclass(:n)"), {"n": index_name(dim)}).scalar():
-                continue  # another writer built it while this one waited for the lock
-            _create_index(conn, dim)
-        conn.execute(
-            text(
-                "SELECT set_config('statement_timeout', :t, true), "
-                f"set_config('{_UNINDEXED}', '', true)"
-            ),
-            {"t": str(timeout)},
-        )
+            return None
+        dims = sorted(noted)
+        noted.clear()
+        return lambda upkeep: _create_indexes(upkeep, dims)
 
     def nearest(
         self,
@@ -303,8 +332,6 @@ class ServerVectors:
         }
         hits: list[tuple[Memory, float]] = []
         if dim <= HNSW_MAX_DIM:
-            # ef_search: candidates per step of the scan; more than asked for, for recall.
-            conn.execute(_SETTINGS, {"ef": str(min(1000, max(100, 2 * limit)))})
             hits = _ranked(conn, f"v.embedding::vector({dim})", dim, filters, params)
         if len(hits) < limit:  # no index, or too few found through it: exactly, on the server
             hits = _ranked(conn, "v.embedding", dim, filters, params)
@@ -316,15 +343,18 @@ def _ranked(
 ) -> list[tuple[Memory, float]]:
     """One search; ``embedding`` cast to ``vector(dim)`` matches the index, bare it cannot."""
     conditions, binds = _conditions(filters)
-    query = text(_SEARCH.format(embedding=embedding, dim=dim, conditions=conditions))
-    ranked = [(str(i), float(d)) for i, d in conn.execute(query.bindparams(*binds), params)]
-    found = sql.by_ids(conn, [i for i, _ in ranked])
-    # A zero vector has no direction: pgvector's distance is NaN, the in-process score 0.
-    return [
-        (found[i], 0.0 if d != d else 1.0 - d)
-        for i, d in ranked
-        if i in found and filters.admits(found[i])
-    ]
+    query = (
+        text(_SEARCH.format(embedding=embedding, dim=dim, conditions=conditions, columns=_COLUMNS))
+        .bindparams(*binds)
+        .columns(column("aimem_distance", Float), *MEMORIES.c)  # typed: aware timestamps
+    )
+    hits = []
+    for row in conn.execute(query, params).mappings():
+        memory, distance = memory_of(row), float(row["aimem_distance"])
+        if filters.admits(memory):
+            # A zero vector has no direction: pgvector's distance is NaN, in process 0.
+            hits.append((memory, 0.0 if distance != distance else 1.0 - distance))
+    return hits
 
 
 def _conditions(filters: SearchFilters) -> tuple[str, list[BindParameter[Any]]]:

@@ -404,9 +404,7 @@ def _insert_memory_at_once(
         "at": row["created_at"],
         "detail": json.dumps(dict(detail or {}), sort_keys=True),
     }
-    statement = select(new.c.seq).add_cte(
-        insert(HISTORY).values(**event).cte("aimem_new_event")
-    )
+    statement = select(new.c.seq).add_cte(insert(HISTORY).values(**event).cte("aimem_new_event"))
     if item.vector is not None and item.embedding_model is not None:
         vector = insert(VECTORS).from_select(
             ["seq", "model", "dim", "vector"],

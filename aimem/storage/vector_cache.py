@@ -95,7 +95,8 @@ class VectorCache:
         }
 
     def written(self, conn: Connection) -> None:
-        """Nothing to do at the end of a write: the history log says what changed."""
+        """Nothing to do after a write: the history log says what changed."""
+        return None
 
     def nearest(
         self,
