@@ -112,8 +112,58 @@ def analyze(url: str) -> None:
         conn.execute("ANALYZE")
 
 
+def explain_plans(store: aimem.MemoryStore, size: int, out: Path) -> None:
+    """Append ``EXPLAIN (ANALYZE, BUFFERS)`` of every statement of one save and of one
+    keyword and one hybrid search to ``out`` (PostgreSQL; each in a rolled-back
+    transaction, so an explained INSERT changes nothing).
+    """
+    from sqlalchemy import event
+
+    engine = store._async._db.engine  # the store's own pool: not a public API
+    captured: list[tuple[str, str, Any]] = []
+    phase = ["save"]
+
+    def seen(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool):  # type: ignore[no-untyped-def]
+        if not many:
+            captured.append((phase[0], statement, params))
+
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        store.save(f"Memory explained at {size}: the user mentioned Kyoto on day 7 (12)")
+        for mode in ("keyword", "hybrid"):
+            phase[0] = f"{mode} search"
+            store.search("what about Kyoto day 7", mode=mode)  # type: ignore[arg-type]
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    lines = [f"## {size:,} memories\n"]
+    with engine.connect() as conn:
+        for what, statement, params in captured:
+            if not statement.lstrip().upper().startswith(("SELECT", "WITH", "INSERT", "UPDATE")):
+                continue
+            if "pg_advisory" in statement:
+                continue
+            transaction = conn.begin()
+            try:
+                plan = conn.exec_driver_sql("EXPLAIN (ANALYZE, BUFFERS) " + statement, params)
+                text = "\n".join(str(row[0]) for row in plan)
+            except Exception as exc:  # a statement EXPLAIN cannot take: say so
+                text = f"(not explained: {str(exc).splitlines()[0][:120]})"
+            finally:
+                transaction.rollback()
+            one_line = " ".join(statement.split())
+            lines.append(f"### {what}: {one_line[:160]}\n\n```\n{text}\n```\n")
+    with out.open("a") as sink:
+        sink.write("\n".join(lines) + "\n")
+
+
 def overhead(
-    url: str, size: int, saves: int, queries: int, fills: dict[int, Path], fill_dir: Path
+    url: str,
+    size: int,
+    saves: int,
+    queries: int,
+    fills: dict[int, Path],
+    fill_dir: Path,
+    explain: Path | None = None,
 ) -> dict[str, Any]:
     """Fill a store with ``size`` memories, then time single saves and searches on it.
 
@@ -155,6 +205,8 @@ def overhead(
                              mode=mode)  # fmt: skip
                 search[mode].append((time.perf_counter() - started) * 1000)
         filled["vector_search"] = getattr(store.stats(), "vector_search", None)
+        if explain is not None and url.startswith("postgresql"):
+            explain_plans(store, size, explain)
     return {
         **filled,
         "save_ms_p50": percentile(timings, 0.5),
@@ -592,6 +644,9 @@ def main() -> None:
     parser.add_argument(
         "--fill-dir", type=Path, help="keep each size's fill (an export) here and reuse it"
     )
+    parser.add_argument(
+        "--explain", type=Path, help="append PostgreSQL's EXPLAIN (ANALYZE, BUFFERS) here"
+    )
     args = parser.parse_args()
     sizes = [] if args.skip_overhead else [int(s) for s in args.sizes.split(",")]
     counts = [int(p) for p in args.processes.split(",")]
@@ -618,6 +673,7 @@ def main() -> None:
                                 args.queries,
                                 fills,
                                 args.fill_dir or Path(tmp),
+                                args.explain,
                             )
                         )
                         print(json.dumps(row), flush=True)
