@@ -17,7 +17,7 @@ For each backend (a fresh SQLite file; a fresh PostgreSQL database created on th
   starts once every process is ready; the clock stops at the last process's result
   (closing and exiting are not timed). Per row: items/s, p50/p95 per save; the most
   server connections to the database, sampled every 50 ms from ``pg_stat_activity``
-  while the workers run (null on SQLite); each worker's peak RSS (``ru_maxrss``) and
+  while the workers run (null on SQLite); each worker's peak RSS (``VmHWM``) and
   current RSS (``/proc/self/statm``) after its saves, max and mean in MB; the most chat
   requests the stub answered at once; where a save's time went (the judge's HTTP call,
   each database call, ``db.write_acquire`` = pool checkout + BEGIN + the writer lock, a
@@ -216,6 +216,19 @@ def overhead(
     }
 
 
+def _peak_rss_kb() -> int:
+    """This process's peak resident memory in KB (``VmHWM``).
+
+    Not ``ru_maxrss``: Linux carries it over from the parent through fork and exec, so a
+    spawned worker reported the parent's peak (1.3 GB after a 100,000-memory fill).
+    """
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def _rss_now_mb() -> float:
     """Resident memory of this process now (/proc/self/statm), in MB."""
     with open("/proc/self/statm") as statm:
@@ -340,7 +353,7 @@ def _save_items(
             ids.append(store.save(text).id)
             latencies.append(time.perf_counter() - began)
         wall, cpu = time.perf_counter() - started, _cpu_s() - cpu_started
-        peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KB on Linux
+        peak_kb = _peak_rss_kb()
         out.put(
             {
                 "latencies": latencies,

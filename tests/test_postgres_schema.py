@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -212,3 +213,29 @@ def test_a_search_ranks_with_term_counts_it_does_not_count_through_the_index(
         ]
         _sql(scratch, "DELETE FROM aimem_postings WHERE term LIKE '%qoolong'")
         assert store.search("oolong", mode="keyword") == []
+
+
+def test_an_import_inserts_its_memories_in_batches_not_one_statement_each(
+    scratch: str, tmp_path: Path
+) -> None:
+    """One INSERT per memory fired the per-statement triggers per memory: each updated the
+    same counter rows again in one transaction, walking their earlier versions (quadratic:
+    a 100,000-memory import ran for over half an hour)."""
+    from sqlalchemy import event
+
+    source_url = f"sqlite:///{tmp_path / 'source.db'}"
+    with aimem.MemoryStore(source_url, judge=FixedJudge(), max_memories=2000) as source:
+        source.save_many([f"Batch note {i} about tea [score=0.60]" for i in range(1200)])
+        source.export_to(tmp_path / "batch.jsonl")
+    copy = aimem.MemoryStore(scratch, judge=FixedJudge(), max_memories=2000)
+    with copy:
+        statements: list[str] = []
+        engine = copy._async._db.engine  # the store's own pool: not a public API
+        event.listen(
+            engine, "before_cursor_execute", lambda c, cur, st, p, ctx, many: statements.append(st)
+        )
+        copy.import_from(tmp_path / "batch.jsonl")
+        assert copy.stats().count == 1200
+    inserts = [s for s in statements if s.lstrip().upper().startswith("INSERT INTO MEMORIES ")]
+    assert 1 <= len(inserts) <= 6, f"{len(inserts)} INSERT statements for 1,200 memories"
+    _counters_match(scratch)

@@ -128,6 +128,43 @@ def conflicts(
 # -- import: write ---------------------------------------------------------------------
 
 
+#: Memories per INSERT statement on import.
+_BATCH = 500
+
+
+def _insert_batch(conn: Connection, namespace: str, memories: Sequence[Any]) -> None:
+    """Insert memories and their vectors, a few statements for the whole batch.
+
+    One statement per memory fired PostgreSQL's per-statement triggers once per memory,
+    each updating the same counter rows again inside one transaction: every update walks
+    the row's earlier versions, so a 100,000-memory import slowed to a crawl (quadratic).
+    """
+    rows = [
+        {
+            **m.model_dump(exclude={"kind", "vector", "idempotency_keys", "previous_versions"}),
+            "namespace": namespace,
+            "content_hash": sql.content_hash(m.content),
+            "terms": memory_terms(m.content, m.interpreted_content, m.recall_terms, m.user_context),
+        }
+        for m in memories
+    ]
+    seqs = conn.execute(
+        insert(sql.MEMORIES).returning(sql.m.seq, sort_by_parameter_order=True), rows
+    ).scalars()
+    vectors = [
+        {
+            "seq": seq,
+            "model": m.vector.model,
+            "dim": m.vector.dim,
+            "vector": base64.b64decode(m.vector.data),
+        }
+        for m, seq in zip(memories, list(seqs), strict=True)
+        if m.vector is not None
+    ]
+    if vectors:
+        conn.execute(insert(sql.VECTORS), vectors)
+
+
 def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list[str]:
     """Write a validated export into ``namespace``; returns the imported memory ids.
 
@@ -144,29 +181,9 @@ def write_import(conn: Connection, namespace: str, parsed: ParsedExport) -> list
                 .values(updated_at=parsed.core.updated_at)
             )
     ids: list[str] = []
+    for start in range(0, len(parsed.memories), _BATCH):
+        _insert_batch(conn, namespace, parsed.memories[start : start + _BATCH])
     for m in parsed.memories:
-        row = m.model_dump(exclude={"kind", "vector", "idempotency_keys", "previous_versions"})
-        seq = conn.execute(
-            insert(sql.MEMORIES).returning(sql.m.seq),
-            {
-                **row,
-                "namespace": namespace,
-                "content_hash": sql.content_hash(m.content),
-                "terms": memory_terms(
-                    m.content, m.interpreted_content, m.recall_terms, m.user_context
-                ),
-            },
-        ).scalar_one()
-        if m.vector is not None:
-            conn.execute(
-                insert(sql.VECTORS),
-                {
-                    "seq": seq,
-                    "model": m.vector.model,
-                    "dim": m.vector.dim,
-                    "vector": base64.b64decode(m.vector.data),
-                },
-            )
         if m.previous_versions:
             conn.execute(
                 insert(sql.VERSIONS),
