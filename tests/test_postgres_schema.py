@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _stores import POSTGRES_URL
+from _stores import POSTGRES_URL, store_url
 
 import aimem
 from aimem.storage.postgres_schema import TRIGGERS_REVISION
@@ -223,7 +223,7 @@ def test_an_import_inserts_its_memories_in_batches_not_one_statement_each(
     a 100,000-memory import ran for over half an hour)."""
     from sqlalchemy import event
 
-    source_url = f"sqlite:///{tmp_path / 'source.db'}"
+    source_url = store_url(tmp_path / "source.db")  # another database: ids are unique
     with aimem.MemoryStore(source_url, judge=FixedJudge(), max_memories=2000) as source:
         source.save_many([f"Batch note {i} about tea [score=0.60]" for i in range(1200)])
         source.export_to(tmp_path / "batch.jsonl")
