@@ -81,8 +81,10 @@ MAX_RATIONALE_CHARS = 4_000
 MAX_SOURCE_CHARS = 64
 #: ``model``, ``prompt_version`` and an embedder's name.
 MAX_LABEL_CHARS = 200
-#: Token counts, retries, access counts, versions: far below SQLite's 64-bit integers.
-MAX_COUNT = 10**12
+#: Token counts, retries, access counts, versions: the largest value both backends store
+#: (PostgreSQL's ``integer`` columns are 32-bit; 10**12 passed here and then failed there
+#: as a database error instead of a ValidationError).
+MAX_COUNT = 2**31 - 1
 #: A judgement's latency: a day, in milliseconds, is already absurd.
 MAX_LATENCY_MS = 86_400_000.0
 #: Why a memory makes others out of date: a few words, not an essay.

@@ -251,3 +251,22 @@ def test_context_masks_control_characters_written_before_the_rule(store: Any) ->
     con.close()
     text = store.context()
     assert "\x1b" not in text and "\u202e" not in text and "likes" in text
+
+
+def test_the_largest_count_is_stored_and_one_more_is_refused(db_url: str) -> None:
+    """Counts stop at 2**31 - 1, what PostgreSQL's integer columns hold (SQLite holds more)."""
+    interpretation = aimem.Interpretation(
+        interpreted_content="a note",
+        emotional_impact=0.1,
+        user_relevance=0.1,
+        novelty=0.1,
+        utility=0.1,
+        usage=aimem.Usage(prompt_tokens=2**31 - 1, retries=2**31 - 1),
+    )
+    with aimem.MemoryStore(db_url, judge=FixedJudge()) as store:
+        saved = store.save("a note with the largest counts", interpretation=interpretation)
+        assert (saved.prompt_tokens, saved.judge_retries) == (2**31 - 1, 2**31 - 1)
+        over = interpretation.model_copy(update={"usage": aimem.Usage(retries=2**31)})
+        with pytest.raises(aimem.ValidationError, match="2147483647"):
+            store.save("a note with one retry too many", interpretation=over)
+        assert store.stats().total == 1
